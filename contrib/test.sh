@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set everything up (like quickstart.sh), then run every test. The last line
+# is "N passed, M failed"; the exit status is non-zero if anything failed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/contrib/setup.sh"
+cd "$top"
+make --no-print-directory build-tests
+eval "$(make --no-print-directory -s print-test-env)"
+exec "$top/test/run-tests.sh"

@@ -1,0 +1,57 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_H_
+#define GAUDI_EMU_H_
+
+/*
+ * Public interface of the Gaudi emulator library (libgaudi_emu). It
+ * implements the habanalabs user-space ABI behind the driver seam
+ * (base/gaudi_drv.h). The base library dlopen()s it only when
+ * UCX_GAUDI_EMU_DEVICES > 0; the configuration comes from UCX's config
+ * parser (the UCX_GAUDI_EMU_* knobs), so this library does not read the
+ * environment itself and does not depend on UCS.
+ */
+
+#include <uct/gaudi/base/gaudi_drv.h>
+#include <uct/gaudi/base/gaudi_abi.h>
+#include <stdint.h>
+
+#define GAUDI_EMU_INIT_SYMBOL "gaudi_emu_init"
+
+typedef enum {
+    GAUDI_EMU_EXEC_THREAD = 0, /* CS complete on a worker thread (default) */
+    GAUDI_EMU_EXEC_INLINE = 1  /* CS complete inside the CS ioctl */
+} gaudi_emu_exec_t;
+
+typedef struct gaudi_emu_config {
+    unsigned          num_devices;  /* > 0 */
+    uct_gaudi_asic_t  asic;         /* GAUDI2 default; GAUDI1, GAUDI3 */
+    uint64_t          hbm_size;     /* bytes of emulated HBM per device */
+    uct_gaudi_abi_t   abi;          /* which generation to expose */
+    int               oot_import;   /* emulate op 99 (out-of-tree driver) */
+    gaudi_emu_exec_t  exec;         /* DMA execution mode */
+    double            bandwidth;    /* modelled DMA bandwidth B/s, 0 = none */
+    double            latency;      /* modelled CS latency seconds, 0 = none */
+    const char       *state_dir;    /* NULL: default per-user directory */
+    const char       *faults;       /* fault injection spec, NULL/"" none */
+} gaudi_emu_config_t;
+
+typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
+                                     const uct_gaudi_drv_ops_t **ops_p);
+
+/*
+ * Initialize the emulator (idempotent within a process: a second call with
+ * the same configuration returns the same ops). Returns 0, or -errno with a
+ * message on stderr-free error reporting through gaudi_emu_last_error().
+ */
+int gaudi_emu_init(const gaudi_emu_config_t *config,
+                   const uct_gaudi_drv_ops_t **ops_p);
+
+/* Text of the last initialization error (thread-unsafe, diagnostics only) */
+const char *gaudi_emu_last_error(void);
+
+#endif

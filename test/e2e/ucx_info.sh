@@ -1,0 +1,24 @@
+# ucx_info lists the Gaudi memory domain and device on an emulated node,
+# shows nothing (and prints no warning or error) without one, and shows the
+# gaudi_copy knobs with help text.
+. "$(dirname "$0")/common.bash"
+
+out=$(UCX_GAUDI_EMU_DEVICES=2 "$UCX_INFO" -d 2>&1)
+echo "$out" | grep -q 'Memory domain: gaudi_cpy' || fail "no gaudi_cpy MD: $out"
+echo "$out" | grep -q 'Transport: gaudi_copy' || fail "no gaudi_copy transport"
+echo "$out" | grep -qE 'Device: gaudi[01]$' || fail "no gaudi device"
+ok "ucx_info -d lists gaudi_cpy/gaudi_copy on $(echo "$out" | grep -oE 'Device: gaudi[0-9]+' | head -n1)"
+
+out=$(env -u UCX_GAUDI_EMU_DEVICES "$UCX_INFO" -d 2>&1)
+echo "$out" | grep -qi 'gaudi' && fail "gaudi shown without devices: $(echo "$out" | grep -i gaudi)"
+echo "$out" | grep -qE '\[.*(WARN|ERROR)' && fail "warning without devices: $out"
+ok "no gaudi device and no warning without the emulator"
+
+cfg=$("$UCX_INFO" -c -f 2>&1)
+for knob in GAUDI_COPY_BW GAUDI_COPY_LAT GAUDI_COPY_BOUNCE_SIZE \
+            GAUDI_COPY_REG_OVERHEAD GAUDI_EMU_DEVICES GAUDI_DEVICE; do
+    echo "$cfg" | grep -q "UCX_$knob=" || fail "knob UCX_$knob not listed"
+done
+echo "$cfg" | grep -B3 'UCX_GAUDI_COPY_BW=' | grep -q '^# [A-Z]' ||
+    fail "UCX_GAUDI_COPY_BW has no help text"
+ok "ucx_info -c -f lists the GAUDI_COPY knobs with help text"

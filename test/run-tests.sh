@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Run every test suite of ucx-gaudi and print one summary line
+# "N passed, M failed" counting every test that ran. Exits non-zero if any
+# test failed or a suite could not run.
+#
+# Environment (set by the top-level Makefile): UCX_SRC, PREFIX, UNIT_TEST.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+: "${UCX_SRC:?}" "${PREFIX:?}" "${UNIT_TEST:?}" "${DEMO:?}"
+ucx_gtest="$UCX_SRC/test/gtest/gtest"
+logdir=${TEST_LOG_DIR:-$(mktemp -d /tmp/ucx-gaudi-tests.XXXXXX)}
+passed=0
+failed=0
+
+# run_gtest NAME ENV... -- BINARY ARGS...: count a gtest binary's results
+run_gtest() {
+    local name=$1 log="$logdir/$1.log" p f envs=()
+    shift
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    echo "=== $name"
+    env "${envs[@]}" "$@" > "$log" 2>&1
+    local rc=$?
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*listed below.*/\1/p' "$log" | tail -n 1)
+    p=${p:-0}; f=${f:-0}
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "    $name exited with $rc before reporting (crash?): counted as 1 failure"
+        tail -n 20 "$log" | sed 's/^/    | /'
+        f=1
+    fi
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+        echo "    $name ran no test: counted as 1 failure"
+        f=1
+    fi
+    grep -E '^\[  FAILED  \] [a-zA-Z]' "$log" | sort -u | sed 's/^/    /'
+    echo "    $p passed, $f failed (log: $log)"
+    passed=$((passed + p)); failed=$((failed + f))
+}
+
+# run_script NAME SCRIPT: a shell test whose exit status is its verdict
+run_script() {
+    local name=$1 log="$logdir/$1.log"
+    shift
+    echo "=== $name"
+    if "$@" > "$log" 2>&1; then
+        echo "    passed"; passed=$((passed + 1))
+    else
+        echo "    FAILED (log: $log)"; tail -n 30 "$log" | sed 's/^/    | /'
+        failed=$((failed + 1))
+    fi
+}
+
+emu_env() {  # fresh emulated node of N devices
+    echo "UCX_GAUDI_EMU_DEVICES=$1"
+    echo "UCX_GAUDI_EMU_STATE_DIR=$(mktemp -d /tmp/ucx-gaudi-emu.XXXXXX)"
+}
+
+run_gtest unit UCX_LOG_LEVEL=warn -- "$UNIT_TEST"
+
+run_gtest ucx-test_md $(emu_env 2) UCX_HANDLE_ERRORS=none -- \
+    "$ucx_gtest" --gtest_filter='gaudi_cpy/test_md.*:gaudi_cpy/test_md_fork.*'
+run_gtest ucx-test_md-gaudi1 $(emu_env 2) UCX_GAUDI_EMU_ASIC=gaudi1 \
+    UCX_HANDLE_ERRORS=none -- \
+    "$ucx_gtest" --gtest_filter='gaudi_cpy/test_md.*'
+run_gtest ucx-test_ucp_mem_type $(emu_env 2) UCX_HANDLE_ERRORS=none -- \
+    "$ucx_gtest" --gtest_filter='*test_ucp_mem_type*'
+
+for t in "$here"/test/e2e/*.sh; do
+    [ -f "$t" ] || continue
+    run_script "e2e-$(basename "$t" .sh)" env PREFIX="$PREFIX" DEMO="$DEMO" bash "$t"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
