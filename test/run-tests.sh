@@ -3,12 +3,15 @@
 # "N passed, M failed" counting every test that ran. Exits non-zero if any
 # test failed or a suite could not run.
 #
-# Environment (set by the top-level Makefile): UCX_SRC, PREFIX, UNIT_TEST.
+# Environment (set by the top-level Makefile): UCX_SRC, PREFIX, UNIT_TEST,
+# EMU_TEST, DEMO.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-: "${UCX_SRC:?}" "${PREFIX:?}" "${UNIT_TEST:?}" "${DEMO:?}"
+: "${UCX_SRC:?}" "${PREFIX:?}" "${UNIT_TEST:?}" "${EMU_TEST:?}" "${DEMO:?}"
 ucx_gtest="$UCX_SRC/test/gtest/gtest"
+# UCX warns about any UCX_* variable it does not know
+unset UCX_SRC
 logdir=${TEST_LOG_DIR:-$(mktemp -d /tmp/ucx-gaudi-tests.XXXXXX)}
 passed=0
 failed=0
@@ -57,15 +60,38 @@ emu_env() {  # fresh emulated node of N devices
     echo "UCX_GAUDI_EMU_STATE_DIR=$(mktemp -d /tmp/ucx-gaudi-emu.XXXXXX)"
 }
 
-run_gtest unit UCX_LOG_LEVEL=warn -- "$UNIT_TEST"
+run_gtest unit-emu -- "$EMU_TEST"
+run_gtest unit-base UCX_LOG_LEVEL=warn -- "$UNIT_TEST"
 
+# UCX's own suites over our transports
 run_gtest ucx-test_md $(emu_env 2) UCX_HANDLE_ERRORS=none -- \
     "$ucx_gtest" --gtest_filter='gaudi_cpy/test_md.*:gaudi_cpy/test_md_fork.*'
+run_gtest ucx-test_md-no-rcache $(emu_env 2) UCX_GAUDI_COPY_RCACHE=n \
+    UCX_HANDLE_ERRORS=none -- \
+    "$ucx_gtest" --gtest_filter='gaudi_cpy/test_md.*'
 run_gtest ucx-test_md-gaudi1 $(emu_env 2) UCX_GAUDI_EMU_ASIC=gaudi1 \
     UCX_HANDLE_ERRORS=none -- \
     "$ucx_gtest" --gtest_filter='gaudi_cpy/test_md.*'
 run_gtest ucx-test_ucp_mem_type $(emu_env 2) UCX_HANDLE_ERRORS=none -- \
     "$ucx_gtest" --gtest_filter='*test_ucp_mem_type*'
+
+# UCT suites instantiated for gaudi_copy (test_uct_perf itself needs two
+# ifaces that reach each other; gaudi_copy, like cuda_copy, reaches only
+# itself, so its perf suite is the loopback one)
+uct_suites="uct_p2p_rma_test test_p2p_rma_madvise uct_flush_test
+            test_uct_progress test_zcopy_comp test_uct_loopback_gaudi
+            test_uct_query uct_fence_test"
+run_gtest ucx-uct-gaudi_copy $(emu_env 1) UCX_HANDLE_ERRORS=none -- \
+    "$ucx_gtest" --gtest_filter="$(for s in $uct_suites; do
+                                       printf 'gaudi_copy/%s.*:' "$s"; done)"
+
+# GPU-aware UCP suites: their memory-type variants include gaudi
+ucp_suites="test_ucp_rma test_ucp_mmap test_ucp_tag_mem_type
+            test_ucp_am_nbx_eager_memtype test_ucp_am_nbx_rndv_memtype
+            test_ucp_am_nbx_rndv_memtype_disable_zcopy"
+run_gtest ucx-ucp-gaudi $(emu_env 1) UCX_HANDLE_ERRORS=none -- \
+    "$ucx_gtest" --gtest_filter="$(for s in $ucp_suites; do
+                                       printf 'shm_ib/%s.*:' "$s"; done)"
 
 for t in "$here"/test/e2e/*.sh; do
     [ -f "$t" ] || continue
