@@ -54,4 +54,15 @@ int gaudi_emu_init(const gaudi_emu_config_t *config,
 /* Text of the last initialization error (thread-unsafe, diagnostics only) */
 const char *gaudi_emu_last_error(void);
 
+/*
+ * Close every emulated node this process still has open (releasing their
+ * devices like the driver's release would) and forget the configuration,
+ * so that the next gaudi_emu_init() may use another one. For tests and for
+ * an orderly unload; the shared state directory is kept.
+ */
+void gaudi_emu_fini(void);
+
+typedef void (*gaudi_emu_fini_func_t)(void);
+#define GAUDI_EMU_FINI_SYMBOL "gaudi_emu_fini"
+
 #endif

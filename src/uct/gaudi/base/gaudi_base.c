@@ -1,0 +1,269 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_base.h"
+#include "gaudi_ioctl.h"
+#include "gaudi_maptab.h"
+#include "gaudi_seam.h"
+
+#include <uct/gaudi/emu/gaudi_emu.h>
+#include <ucs/config/parser.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/preprocessor.h>
+#include <ucs/type/init_once.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+#define UCT_GAUDI_BASE_CONFIG_PREFIX "GAUDI_"
+#define UCT_GAUDI_MAPPING_TABLE_ENV  "GAUDI_MAPPING_TABLE"
+
+
+static const char *uct_gaudi_base_emu_asic_names[] = {
+    [UCT_GAUDI_EMU_ASIC_GAUDI2] = "gaudi2",
+    [UCT_GAUDI_EMU_ASIC_GAUDI1] = "gaudi1",
+    [UCT_GAUDI_EMU_ASIC_GAUDI3] = "gaudi3",
+    [UCT_GAUDI_EMU_ASIC_LAST]   = NULL
+};
+
+static const char *uct_gaudi_base_emu_abi_names[] = {
+    [UCT_GAUDI_ABI_MISC]  = "misc",
+    [UCT_GAUDI_ABI_TRANS] = "trans",
+    [UCT_GAUDI_ABI_DRM]   = "drm",
+    [UCT_GAUDI_ABI_LAST]  = NULL
+};
+
+static const char *uct_gaudi_base_emu_exec_names[] = {
+    [GAUDI_EMU_EXEC_THREAD] = "thread",
+    [GAUDI_EMU_EXEC_INLINE] = "inline",
+    [GAUDI_EMU_EXEC_INLINE + 1] = NULL
+};
+
+static ucs_config_field_t uct_gaudi_base_config_table[] = {
+    {"DEVICE", "auto",
+     "Which Gaudi this process owns (a compute node may be opened by one\n"
+     "process only). If the process already holds an open compute node, that\n"
+     "device is used regardless of this setting. Values:\n"
+     " auto       - the first device in logical order that is not busy\n"
+     " <N>        - logical index N (after GAUDI_MAPPING_TABLE)\n"
+     " <bus id>   - PCI bus id, \"dddd:bb:dd.f\" or \"bb:dd.f\"\n"
+     " module:<N> - the device with module id (OAM slot) N",
+     ucs_offsetof(uct_gaudi_base_config_t, device), UCS_CONFIG_TYPE_STRING},
+
+    {"DMA_TIMEOUT", "30s",
+     "Longest wait for a synchronous DMA command submission to complete\n"
+     "before the device is declared failed.",
+     ucs_offsetof(uct_gaudi_base_config_t, dma_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"EMU_DEVICES", "0",
+     "Number of emulated Gaudi devices. 0 (default) uses the real driver and\n"
+     "never loads the emulator; N > 0 loads " UCT_GAUDI_EMU_LIB_NAME "\n"
+     "and emulates N devices, so Gaudi transports run without hardware.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_devices), UCS_CONFIG_TYPE_UINT},
+
+    {"EMU_ASIC", "gaudi2",
+     "ASIC generation the emulator models: gaudi2, gaudi1 or gaudi3.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_asic),
+     UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_asic_names)},
+
+    {"EMU_HBM_SIZE", "4g",
+     "Emulated device memory (HBM) per device. It is backed by sparse files\n"
+     "in the state directory.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_hbm_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"EMU_ABI", "drm",
+     "Driver ABI generation the emulator exposes: misc (/dev/hlN, 'H' ioctl\n"
+     "codes), trans (/dev/accel, 'H' codes) or drm (/dev/accel, DRM codes).",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_abi),
+     UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_abi_names)},
+
+    {"EMU_OOT_IMPORT", "y",
+     "Emulate the out-of-tree driver's DMA-BUF import (memory op 99), which\n"
+     "device-to-device IPC needs. 'n' emulates an upstream kernel.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_oot_import),
+     UCS_CONFIG_TYPE_BOOL},
+
+    {"EMU_EXEC", "thread",
+     "How the emulator executes command submissions: thread (asynchronously\n"
+     "on a worker thread, like hardware) or inline (inside the CS ioctl).",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_exec),
+     UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_exec_names)},
+
+    {"EMU_BW", "auto",
+     "Modelled DMA bandwidth of the emulator; auto: no model, copies run at\n"
+     "memory speed.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_bw), UCS_CONFIG_TYPE_BW},
+
+    {"EMU_LATENCY", "0us",
+     "Modelled latency of one emulated command submission.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_latency), UCS_CONFIG_TYPE_TIME},
+
+    {"EMU_STATE_DIR", "",
+     "Directory of the emulated node's shared state (device memory backing\n"
+     "files, ownership locks). Processes that use the same directory see the\n"
+     "same devices. Empty: a per-user default directory.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_state_dir),
+     UCS_CONFIG_TYPE_STRING},
+
+    {"EMU_FAULTS", "",
+     "Fault injection for the emulator (see the emulator documentation),\n"
+     "e.g. failing the Nth ioctl of a kind with an errno. Empty: none.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_faults),
+     UCS_CONFIG_TYPE_STRING},
+
+    {NULL}
+};
+
+UCS_CONFIG_REGISTER_TABLE(uct_gaudi_base_config_table, "Gaudi",
+                          UCT_GAUDI_BASE_CONFIG_PREFIX,
+                          uct_gaudi_base_config_t, &ucs_config_global_list)
+
+
+static struct {
+    ucs_init_once_t         init_once;
+    ucs_status_t            status;
+    int                     config_valid;
+    uct_gaudi_base_config_t config;
+    uct_gaudi_dev_info_t    *devices;     /* logical order */
+    unsigned                num_devices;
+} uct_gaudi_base_ctx = {
+    .init_once = UCS_INIT_ONCE_INITIALIZER,
+    .status    = UCS_ERR_NO_DEVICE
+};
+
+
+/* Reorder @a devs by the mapping table; identity when there is none */
+static void uct_gaudi_base_apply_maptab(uct_gaudi_dev_info_t *devs,
+                                        unsigned num_devs)
+{
+    uct_gaudi_dev_info_t tmp[UCT_GAUDI_MAX_DEVICES];
+    unsigned order[UCT_GAUDI_MAX_DEVICES];
+    const char *json;
+    unsigned i;
+
+    json = getenv(UCT_GAUDI_MAPPING_TABLE_ENV);
+    if ((json == NULL) ||
+        (uct_gaudi_maptab_parse(json, devs, num_devs, order) != UCS_OK)) {
+        for (i = 0; i < num_devs; ++i) {
+            order[i] = i;
+        }
+    }
+
+    memcpy(tmp, devs, num_devs * sizeof(*devs));
+    for (i = 0; i < num_devs; ++i) {
+        devs[i] = tmp[order[i]];
+        uct_gaudi_dev_set_index(&devs[i], i);
+    }
+}
+
+static ucs_status_t uct_gaudi_base_init_once(void)
+{
+    ucs_status_t status;
+
+    status = ucs_config_parser_fill_opts(&uct_gaudi_base_ctx.config,
+                                         uct_gaudi_base_config_table,
+                                         UCS_DEFAULT_ENV_PREFIX,
+                                         UCT_GAUDI_BASE_CONFIG_PREFIX, 0);
+    if (status != UCS_OK) {
+        ucs_error("failed to read the Gaudi configuration (UCX_GAUDI_*): %s",
+                  ucs_status_string(status));
+        return status;
+    }
+
+    uct_gaudi_base_ctx.config_valid = 1;
+
+    status = uct_gaudi_seam_select(&uct_gaudi_base_ctx.config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gaudi_ioctl_probe_abi();
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gaudi_dev_discover(&uct_gaudi_base_ctx.devices,
+                                    &uct_gaudi_base_ctx.num_devices);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    uct_gaudi_base_apply_maptab(uct_gaudi_base_ctx.devices,
+                                uct_gaudi_base_ctx.num_devices);
+    ucs_debug("%u Gaudi device(s) through the %s seam, %s ABI",
+              uct_gaudi_base_ctx.num_devices, uct_gaudi_seam_ops->name,
+              uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
+    return UCS_OK;
+}
+
+ucs_status_t uct_gaudi_base_init(void)
+{
+    UCS_INIT_ONCE(&uct_gaudi_base_ctx.init_once) {
+        uct_gaudi_base_ctx.status = uct_gaudi_base_init_once();
+        if (uct_gaudi_base_ctx.status != UCS_OK) {
+            ucs_free(uct_gaudi_base_ctx.devices);
+            uct_gaudi_base_ctx.devices     = NULL;
+            uct_gaudi_base_ctx.num_devices = 0;
+        }
+    }
+
+    return uct_gaudi_base_ctx.status;
+}
+
+void uct_gaudi_base_cleanup(void)
+{
+    pthread_mutex_lock(&uct_gaudi_base_ctx.init_once.lock);
+    if (uct_gaudi_base_ctx.init_once.initialized) {
+        ucs_free(uct_gaudi_base_ctx.devices);
+        uct_gaudi_base_ctx.devices     = NULL;
+        uct_gaudi_base_ctx.num_devices = 0;
+        if (uct_gaudi_base_ctx.config_valid) {
+            ucs_config_parser_release_opts(&uct_gaudi_base_ctx.config,
+                                           uct_gaudi_base_config_table);
+            uct_gaudi_base_ctx.config_valid = 0;
+        }
+
+        uct_gaudi_seam_cleanup();
+        uct_gaudi_base_ctx.status                = UCS_ERR_NO_DEVICE;
+        uct_gaudi_base_ctx.init_once.initialized = 0;
+    }
+    pthread_mutex_unlock(&uct_gaudi_base_ctx.init_once.lock);
+}
+
+const uct_gaudi_base_config_t *uct_gaudi_base_config(void)
+{
+    return uct_gaudi_base_ctx.config_valid ? &uct_gaudi_base_ctx.config :
+                                             NULL;
+}
+
+unsigned uct_gaudi_base_num_devices(void)
+{
+    return uct_gaudi_base_ctx.num_devices;
+}
+
+unsigned uct_gaudi_base_num_usable(void)
+{
+    unsigned i, count;
+
+    count = 0;
+    for (i = 0; i < uct_gaudi_base_ctx.num_devices; ++i) {
+        count += uct_gaudi_base_ctx.devices[i].usable;
+    }
+
+    return count;
+}
+
+const uct_gaudi_dev_info_t *uct_gaudi_base_device(unsigned index)
+{
+    return (index < uct_gaudi_base_ctx.num_devices) ?
+           &uct_gaudi_base_ctx.devices[index] : NULL;
+}

@@ -1,0 +1,747 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_dma.h"
+#include "gaudi_base.h"
+#include "gaudi_err.h"
+#include "gaudi_ioctl.h"
+#include "gaudi_own.h"
+#include "gaudi_seam.h"
+
+#include <uct/base/uct_iface.h>
+#include <ucs/datastruct/queue.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/math.h>
+#include <ucs/sys/sys.h>
+#include <ucs/time/time.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+
+
+/* The blocking helpers' channel: a few submissions, large batches */
+#define UCT_GAUDI_DMA_SYNC_INFLIGHT  4
+#define UCT_GAUDI_DMA_SYNC_BATCH     256
+
+/* ctl dwords (habanalabs-uapi.md 8.1, 8.2) */
+#define UCT_GAUDI1_DMA_CTL \
+    ((UCT_GAUDI_PKT_LIN_DMA << UCT_GAUDI_PKT_OPCODE_SHIFT) | \
+     UCT_GAUDI1_LIN_DMA_LIN | UCT_GAUDI1_LIN_DMA_REG_BARRIER | \
+     UCT_GAUDI1_LIN_DMA_MSG_BARRIER)
+#define UCT_GAUDI2_DMA_CTL \
+    ((UCT_GAUDI_PKT_LIN_DMA << UCT_GAUDI_PKT_OPCODE_SHIFT) | \
+     UCT_GAUDI2_LIN_DMA_MSG_BARRIER)
+
+
+/* What a submission carries, for the packet writer */
+typedef struct {
+    const uct_gaudi_dma_xfer_t *xfers;
+    unsigned                   count;
+    int                        memset_op;  /* src of each xfer is a pattern */
+} uct_gaudi_dma_batch_t;
+
+
+static int uct_gaudi_dma_is_gaudi1(const uct_gaudi_dev_t *dev)
+{
+    return dev->info->asic == UCT_GAUDI_ASIC_GAUDI1;
+}
+
+static ucs_status_t uct_gaudi_dma_kcb_create(uct_gaudi_dma_chan_t *chan,
+                                             uct_gaudi_dma_desc_t *desc)
+{
+    uct_gaudi_dev_t *dev = chan->dev;
+    union hl_cb_args args;
+    ucs_status_t status;
+    void *ptr;
+    int err;
+
+    /* Gaudi1 external queues take kernel CBs only, mmapped by handle */
+    memset(&args, 0, sizeof(args));
+    args.in.op      = HL_CB_OP_CREATE;
+    args.in.cb_size = chan->cb_size;
+    status = UCT_GAUDI_FUNC_LOG_ERR(dev, uct_gaudi_ioctl(dev->fd,
+                                                         UCT_GAUDI_IOC_CB,
+                                                         &args));
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    desc->cb_handle = args.out.cb_handle;
+    ptr             = uct_gaudi_seam_ops->mmap(NULL, chan->map_size,
+                                               PROT_READ | PROT_WRITE,
+                                               MAP_SHARED, dev->fd,
+                                               desc->cb_handle);
+    if (ptr != MAP_FAILED) {
+        desc->cb = ptr;
+        return UCS_OK;
+    }
+
+    err = errno;
+    ucs_error("%s: mmap of command buffer 0x%" PRIx64 " failed: %s",
+              dev->name, desc->cb_handle, strerror(err));
+    status = uct_gaudi_err_handle(dev, "mmap(CB)", err);
+    memset(&args, 0, sizeof(args));
+    args.in.op        = HL_CB_OP_DESTROY;
+    args.in.cb_handle = desc->cb_handle;
+    uct_gaudi_ioctl(dev->fd, UCT_GAUDI_IOC_CB, &args);
+    return status;
+}
+
+static void uct_gaudi_dma_kcb_destroy(uct_gaudi_dma_chan_t *chan,
+                                      uct_gaudi_dma_desc_t *desc)
+{
+    uct_gaudi_dev_t *dev = chan->dev;
+    union hl_cb_args args;
+
+    uct_gaudi_seam_ops->munmap(desc->cb, chan->map_size);
+    memset(&args, 0, sizeof(args));
+    args.in.op        = HL_CB_OP_DESTROY;
+    args.in.cb_handle = desc->cb_handle;
+    UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd, UCT_GAUDI_IOC_CB, &args),
+                   UCS_LOG_LEVEL_DIAG);
+}
+
+/* Gaudi2: user CBs in host memory the device reads through its MMU, all of
+ * the channel's in one mapping */
+static ucs_status_t uct_gaudi_dma_ucb_create(uct_gaudi_dma_chan_t *chan)
+{
+    size_t total = chan->cb_size * chan->num_descs;
+    ucs_status_t status;
+    unsigned i;
+
+    status = ucs_posix_memalign(&chan->cb_mem, ucs_get_page_size(), total,
+                                "gaudi_dma_cb");
+    if (status != UCS_OK) {
+        ucs_error("%s: failed to allocate %zu bytes of command buffers",
+                  chan->dev->name, total);
+        return status;
+    }
+
+    memset(chan->cb_mem, 0, total);
+    status = uct_gaudi_mem_map_host(chan->dev, chan->cb_mem, total,
+                                    &chan->cb_dva);
+    if (status != UCS_OK) {
+        ucs_free(chan->cb_mem);
+        return status;
+    }
+
+    for (i = 0; i < chan->num_descs; ++i) {
+        chan->descs[i].cb        = UCS_PTR_BYTE_OFFSET(chan->cb_mem,
+                                                       i * chan->cb_size);
+        chan->descs[i].cb_handle = chan->cb_dva + (i * chan->cb_size);
+    }
+
+    return UCS_OK;
+}
+
+static void uct_gaudi_dma_cbs_destroy(uct_gaudi_dma_chan_t *chan,
+                                      unsigned num_kcbs)
+{
+    unsigned i;
+
+    if (!uct_gaudi_dma_is_gaudi1(chan->dev)) {
+        if (!chan->dev->failed) {
+            uct_gaudi_mem_unmap(chan->dev, chan->cb_dva);
+        }
+        ucs_free(chan->cb_mem);
+        return;
+    }
+
+    for (i = 0; i < num_kcbs; ++i) {
+        uct_gaudi_dma_kcb_destroy(chan, &chan->descs[i]);
+    }
+}
+
+static ucs_status_t uct_gaudi_dma_cbs_create(uct_gaudi_dma_chan_t *chan)
+{
+    ucs_status_t status;
+    unsigned i;
+
+    if (!uct_gaudi_dma_is_gaudi1(chan->dev)) {
+        return uct_gaudi_dma_ucb_create(chan);
+    }
+
+    chan->map_size = ucs_align_up(chan->cb_size, ucs_get_page_size());
+    for (i = 0; i < chan->num_descs; ++i) {
+        status = uct_gaudi_dma_kcb_create(chan, &chan->descs[i]);
+        if (status != UCS_OK) {
+            uct_gaudi_dma_cbs_destroy(chan, i);
+            return status;
+        }
+    }
+
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gaudi_dma_check(uct_gaudi_dev_t *dev)
+{
+    if (!dev->dma.ready) {
+        ucs_error("%s: DMA on %s is not supported (its queues are not part of "
+                  "any public driver uAPI)", dev->name,
+                  uct_gaudi_dev_asic_name(dev->info->asic));
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    return uct_gaudi_dev_check(dev);
+}
+
+ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
+                                     unsigned max_inflight, unsigned max_batch,
+                                     uct_gaudi_dma_chan_t *chan)
+{
+    pthread_mutexattr_t attr;
+    ucs_status_t status;
+    unsigned i;
+
+    memset(chan, 0, sizeof(*chan));
+    chan->dev = dev;
+    status    = uct_gaudi_dma_check(dev);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    chan->num_descs = ucs_max(max_inflight, 1);
+    chan->max_pkts  = ucs_max(max_batch, 1);
+    chan->cb_size   = chan->max_pkts * sizeof(struct uct_gaudi_pkt_lin_dma);
+    chan->timeout   = uct_gaudi_base_config()->dma_timeout;
+    chan->descs     = ucs_calloc(chan->num_descs, sizeof(*chan->descs),
+                                 "gaudi_dma_descs");
+    if (chan->descs == NULL) {
+        ucs_error("%s: failed to allocate %u DMA descriptors", dev->name,
+                  chan->num_descs);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_gaudi_dma_cbs_create(chan);
+    if (status != UCS_OK) {
+        ucs_free(chan->descs);
+        return status;
+    }
+
+    for (i = 0; i < chan->num_descs; ++i) {
+        chan->descs[i].next_free = i + 1;
+    }
+
+    for (i = 0; i < UCT_GAUDI_DMA_DIR_LAST; ++i) {
+        ucs_queue_head_init(&chan->queue[i]);
+    }
+
+    /* recursive: a completion callback may post on the same channel */
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&chan->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return UCS_OK;
+}
+
+void uct_gaudi_dma_chan_cleanup(uct_gaudi_dma_chan_t *chan)
+{
+    if (chan->descs == NULL) {
+        return;
+    }
+
+    /* a CB still owned by the device must not be freed under it */
+    if (uct_gaudi_dma_chan_wait(chan) != UCS_OK) {
+        ucs_debug("%s: DMA channel closed after a failure", chan->dev->name);
+    }
+
+    uct_gaudi_dma_cbs_destroy(chan, chan->num_descs);
+    pthread_mutex_destroy(&chan->lock);
+    ucs_free(chan->descs);
+    chan->descs = NULL;
+}
+
+static void uct_gaudi_dma_set_queues(uct_gaudi_dev_t *dev)
+{
+    uint32_t *queue = dev->dma.queue;
+
+    if (uct_gaudi_dma_is_gaudi1(dev)) {
+        /* external queues (kernel CBs, completion tracked); device to
+         * device on another stream of DMA 0, so it runs beside H2D */
+        queue[UCT_GAUDI_DMA_H2D] = GAUDI_QUEUE_ID_DMA_0_0;
+        queue[UCT_GAUDI_DMA_D2H] = GAUDI_QUEUE_ID_DMA_1_0;
+        queue[UCT_GAUDI_DMA_D2D] = GAUDI_QUEUE_ID_DMA_0_1;
+    } else {
+        queue[UCT_GAUDI_DMA_H2D] = GAUDI2_QUEUE_ID_PDMA_0_0;
+        queue[UCT_GAUDI_DMA_D2H] = GAUDI2_QUEUE_ID_PDMA_1_0;
+        queue[UCT_GAUDI_DMA_D2D] = GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0;
+    }
+}
+
+ucs_status_t uct_gaudi_dma_init(uct_gaudi_dev_t *dev)
+{
+    uct_gaudi_dma_ctx_t *ctx = &dev->dma;
+    ucs_status_t status;
+
+    memset(ctx, 0, sizeof(*ctx));
+    if ((dev->info->asic != UCT_GAUDI_ASIC_GAUDI1) &&
+        (dev->info->asic != UCT_GAUDI_ASIC_GAUDI2)) {
+        return UCS_OK;  /* copy/memset report UNSUPPORTED */
+    }
+
+    uct_gaudi_dma_set_queues(dev);
+    ctx->ready = 1;
+    status     = uct_gaudi_dma_chan_init(dev, UCT_GAUDI_DMA_SYNC_INFLIGHT,
+                                         UCT_GAUDI_DMA_SYNC_BATCH, &ctx->sync);
+    if (status != UCS_OK) {
+        ctx->ready = 0;
+    }
+
+    return status;
+}
+
+void uct_gaudi_dma_cleanup(uct_gaudi_dev_t *dev)
+{
+    if (dev->dma.ready) {
+        uct_gaudi_dma_chan_cleanup(&dev->dma.sync);
+        dev->dma.ready = 0;
+    }
+}
+
+static uct_gaudi_dma_dir_t uct_gaudi_dma_direction(uct_gaudi_dev_t *dev,
+                                                   uint64_t dst, uint64_t src,
+                                                   size_t length)
+{
+    int dst_dev = uct_gaudi_mem_is_device_address(dev, dst, length);
+    int src_dev = uct_gaudi_mem_is_device_address(dev, src, length);
+
+    if (dst_dev && src_dev) {
+        return UCT_GAUDI_DMA_D2D;
+    }
+
+    return dst_dev ? UCT_GAUDI_DMA_H2D : UCT_GAUDI_DMA_D2H;
+}
+
+static unsigned uct_gaudi_dma_batch_pkts(const uct_gaudi_dma_batch_t *batch)
+{
+    unsigned i, num_pkts = 0;
+
+    for (i = 0; i < batch->count; ++i) {
+        num_pkts += ucs_div_round_up(batch->xfers[i].length,
+                                     UCT_GAUDI_LIN_DMA_MAX_TSIZE);
+    }
+
+    return num_pkts;
+}
+
+static size_t uct_gaudi_dma_batch_bytes(const uct_gaudi_dma_batch_t *batch)
+{
+    size_t length = 0;
+    unsigned i;
+
+    for (i = 0; i < batch->count; ++i) {
+        length += batch->xfers[i].length;
+    }
+
+    return length;
+}
+
+static void uct_gaudi_dma_write_pkt(uct_gaudi_dev_t *dev,
+                                    struct uct_gaudi_pkt_lin_dma *pkt,
+                                    uint64_t dst, uint64_t src, uint32_t size,
+                                    int memset_op)
+{
+    if (uct_gaudi_dma_is_gaudi1(dev)) {
+        pkt->ctl      = UCT_GAUDI1_DMA_CTL |
+                        (memset_op ? UCT_GAUDI1_LIN_DMA_MEMSET : 0);
+        pkt->dst_addr = dst & UCT_GAUDI1_LIN_DMA_DST_MASK;
+    } else {
+        pkt->ctl      = UCT_GAUDI2_DMA_CTL |
+                        (memset_op ? UCT_GAUDI2_LIN_DMA_MEMSET : 0);
+        pkt->dst_addr = dst;
+    }
+
+    pkt->tsize    = size;
+    pkt->src_addr = src;
+}
+
+/* Write the packets of @a batch, splitting at the per-packet limit */
+static unsigned uct_gaudi_dma_write_batch(uct_gaudi_dev_t *dev, void *cb,
+                                          const uct_gaudi_dma_batch_t *batch)
+{
+    struct uct_gaudi_pkt_lin_dma *pkts = cb;
+    unsigned i, num_pkts               = 0;
+    uint64_t dst, src;
+    size_t length, size;
+
+    for (i = 0; i < batch->count; ++i) {
+        dst    = batch->xfers[i].dst;
+        src    = batch->xfers[i].src;
+        length = batch->xfers[i].length;
+        while (length > 0) {
+            size = ucs_min(length, UCT_GAUDI_LIN_DMA_MAX_TSIZE);
+            uct_gaudi_dma_write_pkt(dev, &pkts[num_pkts++], dst, src, size,
+                                    batch->memset_op);
+            dst    += size;
+            src    += batch->memset_op ? 0 : size;
+            length -= size;
+        }
+    }
+
+    return num_pkts;
+}
+
+static ucs_status_t uct_gaudi_dma_submit(uct_gaudi_dma_chan_t *chan,
+                                         uct_gaudi_dma_desc_t *desc,
+                                         uint32_t queue, size_t cb_bytes)
+{
+    uct_gaudi_dev_t *dev = chan->dev;
+    struct hl_cs_chunk chunk;
+    union hl_cs_args args;
+    ucs_status_t status;
+
+    memset(&chunk, 0, sizeof(chunk));
+    chunk.cb_handle   = desc->cb_handle;
+    chunk.queue_index = queue;
+    chunk.cb_size     = cb_bytes;
+    if (!uct_gaudi_dma_is_gaudi1(dev)) {
+        chunk.cs_chunk_flags = HL_CS_CHUNK_FLAGS_USER_ALLOC_CB;
+    }
+
+    memset(&args, 0, sizeof(args));
+    args.in.chunks_execute     = (uintptr_t)&chunk;
+    args.in.num_chunks_execute = 1;
+    status = UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd, UCT_GAUDI_IOC_CS,
+                                                 &args),
+                            UCS_LOG_LEVEL_DEBUG);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        return status;  /* queue full: back-pressure, not an error */
+    } else if (status != UCS_OK) {
+        ucs_error("%s: DMA submission to queue %u failed: %s", dev->name,
+                  queue, ucs_status_string(status));
+        return status;
+    } else if (args.out.status != HL_CS_STATUS_SUCCESS) {
+        ucs_error("%s: DMA submission to queue %u returned status %u",
+                  dev->name, queue, args.out.status);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    desc->seq = args.out.seq;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gaudi_dma_post_batch(uct_gaudi_dma_chan_t *chan,
+                                             const uct_gaudi_dma_batch_t *batch,
+                                             uct_gaudi_dma_dir_t dir,
+                                             uct_completion_t *comp)
+{
+    uct_gaudi_dev_t *dev = chan->dev;
+    uct_gaudi_dma_desc_t *desc;
+    unsigned num_pkts, index;
+    ucs_status_t status;
+
+    status = uct_gaudi_dma_check(dev);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    num_pkts = uct_gaudi_dma_batch_pkts(batch);
+    if (num_pkts == 0) {
+        return UCS_OK;
+    } else if (num_pkts > chan->max_pkts) {
+        ucs_error("%s: a batch of %u copies needs %u DMA packets, more than "
+                  "the %u of a command buffer", dev->name, batch->count,
+                  num_pkts, chan->max_pkts);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    pthread_mutex_lock(&chan->lock);
+    if (chan->free_head == chan->num_descs) {
+        status = UCS_ERR_NO_RESOURCE;
+        goto out_no_resource;
+    }
+
+    index  = chan->free_head;
+    desc   = &chan->descs[index];
+    uct_gaudi_dma_write_batch(dev, desc->cb, batch);
+    status = uct_gaudi_dma_submit(chan, desc, dev->dma.queue[dir],
+                                  num_pkts * sizeof(struct uct_gaudi_pkt_lin_dma));
+    if (status == UCS_ERR_NO_RESOURCE) {
+        goto out_no_resource;
+    } else if (status != UCS_OK) {
+        ++chan->counters.errors;
+        goto out;
+    }
+
+    chan->free_head = desc->next_free;
+    desc->comp      = comp;
+    desc->dir       = dir;
+    desc->length    = uct_gaudi_dma_batch_bytes(batch);
+    desc->deadline  = ucs_get_time() + ucs_time_from_sec(chan->timeout);
+    ucs_queue_push(&chan->queue[dir], &desc->queue);
+    ++chan->in_flight;
+    ++chan->counters.num_cs;
+    ++chan->counters.posted[dir];
+    ++dev->dma.num_cs;
+    ucs_trace_data("%s: CS %" PRIu64 " of %u packets on queue %u", dev->name,
+                   desc->seq, num_pkts, dev->dma.queue[dir]);
+    status = UCS_INPROGRESS;
+    goto out;
+
+out_no_resource:
+    ++chan->counters.no_resource;
+out:
+    pthread_mutex_unlock(&chan->lock);
+    return status;
+}
+
+ucs_status_t uct_gaudi_dma_chan_post(uct_gaudi_dma_chan_t *chan,
+                                     const uct_gaudi_dma_xfer_t *xfers,
+                                     unsigned count, uct_completion_t *comp)
+{
+    uct_gaudi_dma_batch_t batch = {xfers, count, 0};
+    uct_gaudi_dma_dir_t dir;
+
+    if (count == 0) {
+        return UCS_OK;
+    }
+
+    dir = uct_gaudi_dma_direction(chan->dev, xfers[0].dst, xfers[0].src,
+                                  xfers[0].length);
+    return uct_gaudi_dma_post_batch(chan, &batch, dir, comp);
+}
+
+ucs_status_t uct_gaudi_dma_chan_post_memset(uct_gaudi_dma_chan_t *chan,
+                                            uint64_t dst, int value,
+                                            size_t length,
+                                            uct_completion_t *comp)
+{
+    uct_gaudi_dma_xfer_t xfer   = {dst, 0x0101010101010101ull * (uint8_t)value,
+                                   length};
+    uct_gaudi_dma_batch_t batch = {&xfer, 1, 1};
+    uct_gaudi_dma_dir_t dir;
+
+    dir = uct_gaudi_mem_is_device_address(chan->dev, dst, length) ?
+          UCT_GAUDI_DMA_H2D : UCT_GAUDI_DMA_D2H;
+    return uct_gaudi_dma_post_batch(chan, &batch, dir, comp);
+}
+
+/* State of one submission: UCS_OK ended, UCS_INPROGRESS still running, or
+ * the error it ended with (the device is then failed) */
+static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,
+                                       uct_gaudi_dma_desc_t *desc)
+{
+    uct_gaudi_dev_t *dev = chan->dev;
+    union hl_wait_cs_args args;
+    ucs_status_t status;
+
+    if (dev->failed) {
+        return UCS_ERR_IO_ERROR;
+    }
+
+    memset(&args, 0, sizeof(args));
+    args.in.seq        = desc->seq;
+    args.in.timeout_us = 0;  /* poll */
+    status = UCT_GAUDI_FUNC_LOG_ERR(dev, uct_gaudi_ioctl(dev->fd,
+                                                         UCT_GAUDI_IOC_WAIT_CS,
+                                                         &args));
+    if (status != UCS_OK) {
+        /* fatal errnos (reset, removal, timeout) failed the device already */
+        return status;
+    } else if (args.out.status == HL_WAIT_CS_STATUS_COMPLETED) {
+        return UCS_OK;
+    } else if (args.out.status != HL_WAIT_CS_STATUS_BUSY) {
+        uct_gaudi_dev_set_failed(dev, "DMA submission %" PRIu64
+                                 " ended with status %u", desc->seq,
+                                 args.out.status);
+        return UCS_ERR_IO_ERROR;
+    } else if (ucs_get_time() > desc->deadline) {
+        /* the command buffer is still the device's: never reuse it */
+        uct_gaudi_dev_set_failed(dev, "DMA submission %" PRIu64
+                                 " did not complete within %.1f s "
+                                 "(UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
+                                 chan->timeout);
+        return UCS_ERR_TIMED_OUT;
+    }
+
+    return UCS_INPROGRESS;
+}
+
+static unsigned uct_gaudi_dma_progress_dir(uct_gaudi_dma_chan_t *chan,
+                                           uct_gaudi_dma_dir_t dir)
+{
+    ucs_queue_head_t *queue = &chan->queue[dir];
+    unsigned count          = 0;
+    uct_gaudi_dma_desc_t *desc;
+    uct_completion_t *comp;
+    ucs_status_t status;
+
+    while (!ucs_queue_is_empty(queue)) {
+        desc   = ucs_queue_head_elem_non_empty(queue, uct_gaudi_dma_desc_t,
+                                               queue);
+        status = uct_gaudi_dma_poll(chan, desc);
+        if (status == UCS_INPROGRESS) {
+            break;
+        }
+
+        ucs_queue_pull_non_empty(queue);
+        comp            = desc->comp;
+        desc->next_free = chan->free_head;
+        chan->free_head = desc - chan->descs;
+        --chan->in_flight;
+        ++chan->counters.done[dir];
+        ++count;
+        if (status == UCS_OK) {
+            chan->counters.bytes[dir] += desc->length;
+        } else {
+            ++chan->counters.errors;
+        }
+
+        ucs_trace_data("%s: CS %" PRIu64 " done: %s", chan->dev->name,
+                       desc->seq, ucs_status_string(status));
+        if (comp != NULL) {
+            uct_invoke_completion(comp, status);
+        }
+    }
+
+    return count;
+}
+
+unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan)
+{
+    unsigned dir, count = 0;
+
+    if (chan->in_flight == 0) {
+        return 0;
+    }
+
+    pthread_mutex_lock(&chan->lock);
+    for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
+        count += uct_gaudi_dma_progress_dir(chan, (uct_gaudi_dma_dir_t)dir);
+    }
+    pthread_mutex_unlock(&chan->lock);
+    return count;
+}
+
+static void uct_gaudi_dma_wait_comp(uct_completion_t *self)
+{
+}
+
+ucs_status_t uct_gaudi_dma_chan_wait(uct_gaudi_dma_chan_t *chan)
+{
+    uint64_t errors = chan->counters.errors;
+
+    /* every submission ends by its deadline at the latest */
+    while (!uct_gaudi_dma_chan_is_idle(chan)) {
+        if (uct_gaudi_dma_chan_progress(chan) == 0) {
+            sched_yield();
+        }
+    }
+
+    return (chan->counters.errors == errors) ? UCS_OK : UCS_ERR_IO_ERROR;
+}
+
+/* Post on the blocking channel (waiting for room, bounded by the DMA
+ * timeout) and wait for the completion */
+static ucs_status_t uct_gaudi_dma_sync(uct_gaudi_dev_t *dev,
+                                       const uct_gaudi_dma_batch_t *batch,
+                                       uct_gaudi_dma_dir_t dir)
+{
+    uct_gaudi_dma_chan_t *chan = &dev->dma.sync;
+    uct_completion_t comp      = {uct_gaudi_dma_wait_comp, 1, UCS_OK};
+    ucs_time_t deadline        = ucs_get_time() +
+                                 ucs_time_from_sec(chan->timeout);
+    ucs_status_t status;
+
+    for (;;) {
+        status = uct_gaudi_dma_post_batch(chan, batch, dir, &comp);
+        if (status != UCS_ERR_NO_RESOURCE) {
+            break;
+        } else if (ucs_get_time() > deadline) {
+            ucs_error("%s: no room for a DMA submission within %.1f s "
+                      "(UCX_GAUDI_DMA_TIMEOUT)", dev->name, chan->timeout);
+            return UCS_ERR_NO_RESOURCE;
+        } else if (uct_gaudi_dma_chan_progress(chan) == 0) {
+            sched_yield();
+        }
+    }
+
+    if (status != UCS_INPROGRESS) {
+        return status;
+    }
+
+    while (comp.count > 0) {
+        if (uct_gaudi_dma_chan_progress(chan) == 0) {
+            sched_yield();
+        }
+    }
+
+    return comp.status;
+}
+
+ucs_status_t uct_gaudi_dma_copy(uct_gaudi_dev_t *dev, uint64_t dst,
+                                uint64_t src, size_t length)
+{
+    uct_gaudi_dma_xfer_t xfer   = {dst, src, length};
+    uct_gaudi_dma_batch_t batch = {&xfer, 1, 0};
+    ucs_status_t status;
+
+    status = uct_gaudi_dma_check(dev);
+    if ((status != UCS_OK) || (length == 0)) {
+        return status;
+    }
+
+    return uct_gaudi_dma_sync(dev, &batch,
+                              uct_gaudi_dma_direction(dev, dst, src, length));
+}
+
+ucs_status_t uct_gaudi_dma_memset(uct_gaudi_dev_t *dev, uint64_t dst,
+                                  int value, size_t length)
+{
+    uct_gaudi_dma_xfer_t xfer   = {dst, 0x0101010101010101ull * (uint8_t)value,
+                                   length};
+    uct_gaudi_dma_batch_t batch = {&xfer, 1, 1};
+    ucs_status_t status;
+
+    status = uct_gaudi_dma_check(dev);
+    if ((status != UCS_OK) || (length == 0)) {
+        return status;
+    }
+
+    ucs_trace_data("%s: memset 0x%" PRIx64 " %zu bytes with 0x%x", dev->name,
+                   dst, length, (uint8_t)value);
+    return uct_gaudi_dma_sync(dev, &batch,
+                              uct_gaudi_mem_is_device_address(dev, dst,
+                                                              length) ?
+                              UCT_GAUDI_DMA_H2D : UCT_GAUDI_DMA_D2H);
+}
+
+ucs_status_t uct_gaudi_dma_copy_host(uct_gaudi_dev_t *dev, void *dst,
+                                     const void *src, size_t length,
+                                     uct_gaudi_dma_dir_t dir)
+{
+    const void *host = (dir == UCT_GAUDI_DMA_H2D) ? src : dst;
+    ucs_status_t status, unmap_status;
+    uint64_t hva;
+
+    if (dir == UCT_GAUDI_DMA_D2D) {
+        return uct_gaudi_dma_copy(dev, (uintptr_t)dst, (uintptr_t)src, length);
+    }
+
+    if (length == 0) {
+        return uct_gaudi_dma_check(dev);
+    }
+
+    status = uct_gaudi_mem_map_host(dev, host, length, &hva);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (dir == UCT_GAUDI_DMA_H2D) {
+        status = uct_gaudi_dma_copy(dev, (uintptr_t)dst, hva, length);
+    } else {
+        status = uct_gaudi_dma_copy(dev, hva, (uintptr_t)src, length);
+    }
+
+    unmap_status = uct_gaudi_mem_unmap(dev, hva);
+    return (status != UCS_OK) ? status : unmap_status;
+}

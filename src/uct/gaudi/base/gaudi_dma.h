@@ -1,0 +1,210 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_DMA_H_
+#define UCT_GAUDI_DMA_H_
+
+/*
+ * The DMA engine: LIN_DMA packets in command buffers, HL_IOCTL_CS on a DMA
+ * queue per direction (host->device, device->host, device->device run
+ * concurrently), completion by polling WAIT_CS with timeout 0 in submission
+ * order.
+ *
+ * A channel owns a pool of pre-mapped command buffers, one per submission in
+ * flight, so the number in flight is bounded by the pool; a post that finds
+ * no free buffer (or gets EAGAIN from the driver) returns
+ * UCS_ERR_NO_RESOURCE at once and never retries. Each user of the engine
+ * (an iface, the device's synchronous helpers) has its own channel, so a
+ * completion is only ever invoked by the progress of the channel's owner.
+ * After a reset, abort or timeout the device is failed: every pending
+ * completion gets an error status and every later call reports the failure.
+ */
+
+#include "gaudi_dev.h"
+
+#include <uct/api/uct_def.h>
+#include <ucs/datastruct/queue_types.h>
+#include <ucs/sys/compiler_def.h>
+#include <ucs/type/status.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+
+typedef enum {
+    UCT_GAUDI_DMA_H2D,       /* host -> device ("down") */
+    UCT_GAUDI_DMA_D2H,       /* device -> host ("up") */
+    UCT_GAUDI_DMA_D2D,       /* device -> device */
+    UCT_GAUDI_DMA_DIR_LAST
+} uct_gaudi_dma_dir_t;
+
+
+/* One copy of a batch: addresses the device can use (DRAM VAs, Gaudi1
+ * physical HBM addresses, userptr-mapped host VAs) */
+typedef struct uct_gaudi_dma_xfer {
+    uint64_t dst;
+    uint64_t src;
+    size_t   length;
+} uct_gaudi_dma_xfer_t;
+
+
+/* A submission in flight (one per command buffer of the pool) */
+typedef struct uct_gaudi_dma_desc {
+    ucs_queue_elem_t  queue;      /* in its direction's in-flight queue */
+    uint64_t          seq;        /* CS sequence number */
+    uint64_t          deadline;   /* ucs_time_t after which it timed out */
+    uct_completion_t  *comp;      /* user completion, may be NULL */
+    size_t            length;     /* bytes it moves */
+    unsigned          dir;        /* uct_gaudi_dma_dir_t */
+    void              *cb;        /* CPU address of its command buffer */
+    uint64_t          cb_handle;  /* Gaudi2: CB device VA; Gaudi1: handle */
+    unsigned          next_free;  /* free list link (index) */
+} uct_gaudi_dma_desc_t;
+
+
+typedef struct uct_gaudi_dma_counters {
+    uint64_t bytes[UCT_GAUDI_DMA_DIR_LAST];  /* bytes completed */
+    uint64_t posted[UCT_GAUDI_DMA_DIR_LAST]; /* submissions per direction */
+    uint64_t done[UCT_GAUDI_DMA_DIR_LAST];   /* of which ended (in order) */
+    uint64_t num_cs;                         /* submissions accepted */
+    uint64_t errors;                         /* submissions that failed */
+    uint64_t no_resource;                    /* posts refused: full */
+} uct_gaudi_dma_counters_t;
+
+
+/* A DMA channel on an owned device */
+typedef struct uct_gaudi_dma_chan {
+    uct_gaudi_dev_t          *dev;
+    pthread_mutex_t          lock;
+    unsigned                 num_descs;   /* pool size = max in flight */
+    uct_gaudi_dma_desc_t     *descs;
+    unsigned                 free_head;   /* first free desc, or num_descs */
+    unsigned                 in_flight;
+    size_t                   cb_size;     /* bytes per command buffer */
+    unsigned                 max_pkts;    /* LIN_DMA packets per CS */
+    void                     *cb_mem;     /* Gaudi2: all CBs, one mapping */
+    uint64_t                 cb_dva;      /* Gaudi2: its device VA */
+    size_t                   map_size;    /* Gaudi1: mmap length per CB */
+    ucs_queue_head_t         queue[UCT_GAUDI_DMA_DIR_LAST]; /* in flight */
+    double                   timeout;     /* seconds one CS may take */
+    uct_gaudi_dma_counters_t counters;
+} uct_gaudi_dma_chan_t;
+
+
+/* Device-wide DMA state (part of uct_gaudi_dev_t) */
+typedef struct uct_gaudi_dma_ctx {
+    int                  ready;       /* DMA supported on this ASIC */
+    uint32_t             queue[UCT_GAUDI_DMA_DIR_LAST]; /* queue id per dir */
+    uct_gaudi_dma_chan_t sync;        /* channel of the blocking helpers */
+    uint64_t             num_cs;      /* submissions on all channels */
+} uct_gaudi_dma_ctx_t;
+
+
+/* Set up / tear down the DMA state of @a dev (ownership layer) */
+ucs_status_t uct_gaudi_dma_init(uct_gaudi_dev_t *dev);
+void uct_gaudi_dma_cleanup(uct_gaudi_dev_t *dev);
+
+
+/**
+ * Create a channel of @a max_inflight command buffers of @a max_batch
+ * LIN_DMA packets each on @a dev.
+ *
+ * @return UCS_OK; UCS_ERR_UNSUPPORTED on an ASIC without a DMA path
+ *         (Gaudi3); other errors, logged.
+ */
+ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
+                                     unsigned max_inflight, unsigned max_batch,
+                                     uct_gaudi_dma_chan_t *chan);
+
+
+/* Wait (bounded by the DMA timeout) for what is in flight, then free the
+ * command buffers */
+void uct_gaudi_dma_chan_cleanup(uct_gaudi_dma_chan_t *chan);
+
+
+/**
+ * Submit @a count copies as one command submission. Copies longer than one
+ * packet's limit are split. @a comp (may be NULL) is invoked once with the
+ * submission's status from uct_gaudi_dma_chan_progress().
+ *
+ * @return UCS_INPROGRESS if submitted; UCS_OK if there was nothing to copy
+ *         (@a comp is not used); UCS_ERR_NO_RESOURCE if the channel or the
+ *         driver's queue is full (nothing submitted, try again after
+ *         progress); UCS_ERR_IO_ERROR if the device failed; other errors,
+ *         logged.
+ */
+ucs_status_t uct_gaudi_dma_chan_post(uct_gaudi_dma_chan_t *chan,
+                                     const uct_gaudi_dma_xfer_t *xfers,
+                                     unsigned count, uct_completion_t *comp);
+
+
+/* Fill @a length bytes at device address @a dst with byte @a value, like
+ * uct_gaudi_dma_chan_post() */
+ucs_status_t uct_gaudi_dma_chan_post_memset(uct_gaudi_dma_chan_t *chan,
+                                            uint64_t dst, int value,
+                                            size_t length,
+                                            uct_completion_t *comp);
+
+
+/**
+ * Poll the oldest submissions of each direction (WAIT_CS, timeout 0) and
+ * invoke the completions of those that ended.
+ *
+ * @return the number of completed submissions.
+ */
+unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan);
+
+
+/* Nothing in flight on @a chan */
+static UCS_F_ALWAYS_INLINE int
+uct_gaudi_dma_chan_is_idle(const uct_gaudi_dma_chan_t *chan)
+{
+    return chan->in_flight == 0;
+}
+
+
+/**
+ * Block until nothing is in flight on @a chan (each submission is bounded by
+ * the DMA timeout).
+ *
+ * @return UCS_OK, or the error of a submission that failed meanwhile.
+ */
+ucs_status_t uct_gaudi_dma_chan_wait(uct_gaudi_dma_chan_t *chan);
+
+
+/**
+ * Copy @a length bytes between device addresses on the device's blocking
+ * channel and wait for completion.
+ *
+ * @return UCS_OK; UCS_ERR_UNSUPPORTED on Gaudi3; UCS_ERR_IO_ERROR (device
+ *         failed) or another error, logged.
+ */
+ucs_status_t uct_gaudi_dma_copy(uct_gaudi_dev_t *dev, uint64_t dst,
+                                uint64_t src, size_t length);
+
+
+/* Fill @a length bytes at device address @a dst with the byte @a value */
+ucs_status_t uct_gaudi_dma_memset(uct_gaudi_dev_t *dev, uint64_t dst,
+                                  int value, size_t length);
+
+
+/**
+ * Copy between pageable host memory and device memory: the host buffer is
+ * mapped (userptr) for the copy and unmapped after it.
+ *
+ * @param dir  UCT_GAUDI_DMA_H2D: @a dst is a device address, @a src host
+ *             memory; UCT_GAUDI_DMA_D2H: @a dst host memory, @a src a device
+ *             address; UCT_GAUDI_DMA_D2D: both device addresses.
+ */
+ucs_status_t uct_gaudi_dma_copy_host(uct_gaudi_dev_t *dev, void *dst,
+                                     const void *src, size_t length,
+                                     uct_gaudi_dma_dir_t dir);
+
+END_C_DECLS
+
+#endif

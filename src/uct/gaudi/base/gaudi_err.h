@@ -1,0 +1,84 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_ERR_H_
+#define UCT_GAUDI_ERR_H_
+
+#include "gaudi_ioctl.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/compiler_def.h>
+#include <ucs/sys/preprocessor.h>
+#include <ucs/type/status.h>
+#include <errno.h>
+#include <string.h>
+
+BEGIN_C_DECLS
+
+
+struct uct_gaudi_dev;
+
+
+/**
+ * Map an errno value of the habanalabs driver (habanalabs-uapi.md 10) to a
+ * UCS status.
+ */
+ucs_status_t uct_gaudi_err_status(int err);
+
+
+/**
+ * Whether @a err means the device was reset, removed or timed out, so the
+ * context on it is dead.
+ */
+int uct_gaudi_err_is_fatal(int err);
+
+
+/* Name to print for @a dev, or a generic name when there is no device */
+const char *uct_gaudi_err_dev_name(const struct uct_gaudi_dev *dev);
+
+
+/**
+ * Turn a failed call into a status: map @a err and, when @a dev is given and
+ * the error means reset/removal (or EBUSY with a non-operational device),
+ * move the device to the failed state.
+ */
+ucs_status_t uct_gaudi_err_handle(struct uct_gaudi_dev *dev, const char *call,
+                                  int err);
+
+
+/**
+ * Evaluate @a _call (a seam or ioctl call returning -1 with errno set on
+ * failure), log the call, the device, the driver operation (for ioctls) and
+ * the error text at @a _log_level on failure, and yield a ucs_status_t.
+ * Fatal errors put @a _dev (may be NULL) into the failed state.
+ */
+#define UCT_GAUDI_FUNC(_dev, _call, _log_level) \
+    ({ \
+        ucs_status_t _status = UCS_OK; \
+        const char *_op; \
+        int _err; \
+        \
+        uct_gaudi_ioctl_op_reset(); \
+        if (ucs_unlikely((_call) < 0)) { \
+            _err = errno; \
+            _op  = uct_gaudi_ioctl_failed_op(); \
+            ucs_log((_log_level), "%s failed on %s%s%s%s: %s", \
+                    UCS_PP_MAKE_STRING(_call), uct_gaudi_err_dev_name(_dev), \
+                    (_op[0] != '\0') ? " (" : "", _op, \
+                    (_op[0] != '\0') ? ")" : "", strerror(_err)); \
+            _status = uct_gaudi_err_handle((_dev), (_op[0] != '\0') ? _op : \
+                                           UCS_PP_MAKE_STRING(_call), _err); \
+        } \
+        _status; \
+    })
+
+
+#define UCT_GAUDI_FUNC_LOG_ERR(_dev, _call) \
+    UCT_GAUDI_FUNC(_dev, _call, UCS_LOG_LEVEL_ERROR)
+
+END_C_DECLS
+
+#endif

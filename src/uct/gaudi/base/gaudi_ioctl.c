@@ -1,0 +1,345 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_ioctl.h"
+#include "gaudi_seam.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+typedef struct {
+    int      *indices;
+    unsigned max;
+    unsigned count;
+} uct_gaudi_ioctl_scan_t;
+
+
+static uct_gaudi_abi_t uct_gaudi_ioctl_cur_abi = UCT_GAUDI_ABI_DRM;
+static __thread char   uct_gaudi_ioctl_op[32];
+
+static const char *uct_gaudi_ioctl_abi_names[] = {
+    [UCT_GAUDI_ABI_MISC]  = "misc",
+    [UCT_GAUDI_ABI_TRANS] = "trans",
+    [UCT_GAUDI_ABI_DRM]   = "drm"
+};
+
+
+static int uct_gaudi_ioctl_is_accel(void)
+{
+    return uct_gaudi_ioctl_cur_abi != UCT_GAUDI_ABI_MISC;
+}
+
+static const char *uct_gaudi_ioctl_node_fmt(uct_gaudi_node_type_t type)
+{
+    if (type == UCT_GAUDI_NODE_COMPUTE) {
+        return uct_gaudi_ioctl_is_accel() ? UCT_GAUDI_DEV_ACCEL_COMPUTE :
+                                            UCT_GAUDI_DEV_MISC_COMPUTE;
+    }
+
+    return uct_gaudi_ioctl_is_accel() ? UCT_GAUDI_DEV_ACCEL_CONTROL :
+                                        UCT_GAUDI_DEV_MISC_CONTROL;
+}
+
+static int uct_gaudi_ioctl_raw(int fd, unsigned long request, void *arg)
+{
+    int ret;
+
+    do {
+        ret = uct_gaudi_seam_ops->ioctl(fd, request, arg);
+    } while ((ret < 0) && (errno == EINTR));
+
+    return ret;
+}
+
+static int uct_gaudi_ioctl_raw_info(int fd, unsigned long request,
+                                    struct hl_info_hw_ip_info *hw_ip)
+{
+    struct hl_info_args args;
+
+    memset(&args, 0, sizeof(args));
+    args.return_pointer = (uintptr_t)hw_ip;
+    args.return_size    = sizeof(*hw_ip);
+    args.op             = HL_INFO_HW_IP_INFO;
+    return uct_gaudi_ioctl_raw(fd, request, &args);
+}
+
+const char *uct_gaudi_ioctl_abi_name(uct_gaudi_abi_t abi)
+{
+    return (abi < UCT_GAUDI_ABI_LAST) ? uct_gaudi_ioctl_abi_names[abi] :
+                                        "unknown";
+}
+
+uct_gaudi_abi_t uct_gaudi_ioctl_abi(void)
+{
+    return uct_gaudi_ioctl_cur_abi;
+}
+
+void uct_gaudi_ioctl_set_abi(uct_gaudi_abi_t abi)
+{
+    uct_gaudi_ioctl_cur_abi = abi;
+}
+
+static const char *uct_gaudi_ioctl_mem_op_name(const union hl_mem_args *args)
+{
+    switch (args->in.op) {
+    case HL_MEM_OP_ALLOC:
+        return "ALLOC";
+    case HL_MEM_OP_FREE:
+        return "FREE";
+    case HL_MEM_OP_MAP:
+        return (args->in.flags & HL_MEM_USERPTR) ? "MAP_USERPTR" : "MAP";
+    case HL_MEM_OP_UNMAP:
+        return "UNMAP";
+    case HL_MEM_OP_EXPORT_DMABUF_FD:
+        return "EXPORT_DMABUF_FD";
+    case UCT_GAUDI_MEM_OP_REG_DMABUF_FD:
+        return "REG_DMABUF_FD";
+    default:
+        return NULL;
+    }
+}
+
+static const char *uct_gaudi_ioctl_info_op_name(uint32_t op)
+{
+    switch (op) {
+    case HL_INFO_HW_IP_INFO:
+        return "HW_IP_INFO";
+    case HL_INFO_DEVICE_STATUS:
+        return "DEVICE_STATUS";
+    case HL_INFO_DRAM_USAGE:
+        return "DRAM_USAGE";
+    default:
+        return NULL;
+    }
+}
+
+static const char *uct_gaudi_ioctl_cb_op_name(uint32_t op)
+{
+    switch (op) {
+    case HL_CB_OP_CREATE:
+        return "CREATE";
+    case HL_CB_OP_DESTROY:
+        return "DESTROY";
+    case HL_CB_OP_INFO:
+        return "INFO";
+    default:
+        return NULL;
+    }
+}
+
+static void uct_gaudi_ioctl_set_op(uct_gaudi_ioc_t ioc, const void *arg)
+{
+    static const char *ioc_names[] = {
+        [UCT_GAUDI_IOC_INFO]    = "INFO",
+        [UCT_GAUDI_IOC_CB]      = "CB",
+        [UCT_GAUDI_IOC_CS]      = "CS",
+        [UCT_GAUDI_IOC_WAIT_CS] = "WAIT_CS",
+        [UCT_GAUDI_IOC_MEMORY]  = "MEMORY",
+        [UCT_GAUDI_IOC_DEBUG]   = "DEBUG"
+    };
+    const char *op_name = NULL;
+    unsigned op         = 0;
+
+    switch (ioc) {
+    case UCT_GAUDI_IOC_INFO:
+        op      = ((const struct hl_info_args*)arg)->op;
+        op_name = uct_gaudi_ioctl_info_op_name(op);
+        break;
+    case UCT_GAUDI_IOC_CB:
+        op      = ((const union hl_cb_args*)arg)->in.op;
+        op_name = uct_gaudi_ioctl_cb_op_name(op);
+        break;
+    case UCT_GAUDI_IOC_MEMORY:
+        op      = ((const union hl_mem_args*)arg)->in.op;
+        op_name = uct_gaudi_ioctl_mem_op_name(arg);
+        break;
+    default:
+        ucs_snprintf_safe(uct_gaudi_ioctl_op, sizeof(uct_gaudi_ioctl_op),
+                          "%s", ioc_names[ioc]);
+        return;
+    }
+
+    if (op_name != NULL) {
+        ucs_snprintf_safe(uct_gaudi_ioctl_op, sizeof(uct_gaudi_ioctl_op),
+                          "%s/%s", ioc_names[ioc], op_name);
+    } else {
+        ucs_snprintf_safe(uct_gaudi_ioctl_op, sizeof(uct_gaudi_ioctl_op),
+                          "%s/%u", ioc_names[ioc], op);
+    }
+}
+
+int uct_gaudi_ioctl(int fd, uct_gaudi_ioc_t ioc, void *arg)
+{
+    int ret, err;
+
+    ret = uct_gaudi_ioctl_raw(fd,
+                              uct_gaudi_abi_ioctl_code(uct_gaudi_ioctl_cur_abi,
+                                                       ioc),
+                              arg);
+    if (ucs_unlikely(ret < 0)) {
+        err = errno;
+        uct_gaudi_ioctl_set_op(ioc, arg);
+        errno = err;
+    }
+
+    return ret;
+}
+
+const char *uct_gaudi_ioctl_failed_op(void)
+{
+    return uct_gaudi_ioctl_op;
+}
+
+void uct_gaudi_ioctl_op_reset(void)
+{
+    uct_gaudi_ioctl_op[0] = '\0';
+}
+
+int uct_gaudi_ioctl_info(int fd, uint32_t op, void *buf, size_t size)
+{
+    struct hl_info_args args;
+
+    memset(&args, 0, sizeof(args));
+    args.return_pointer = (uintptr_t)buf;
+    args.return_size    = size;
+    args.op             = op;
+    return uct_gaudi_ioctl(fd, UCT_GAUDI_IOC_INFO, &args);
+}
+
+void uct_gaudi_ioctl_node_path(uct_gaudi_node_type_t type, int index,
+                               char *buf, size_t max)
+{
+    ucs_snprintf_safe(buf, max, uct_gaudi_ioctl_node_fmt(type), index);
+}
+
+int uct_gaudi_ioctl_node_index(uct_gaudi_node_type_t type, const char *path,
+                               int *index_p)
+{
+    char expected[64];
+    int index;
+
+    if ((sscanf(path, uct_gaudi_ioctl_node_fmt(type), &index) != 1) ||
+        (index < 0) || (index >= UCT_GAUDI_MAX_MINOR)) {
+        return -1;
+    }
+
+    /* sscanf accepts a prefix: require the exact name ("accel1" must not
+     * match "accel_controlD1" or "accel12x") */
+    uct_gaudi_ioctl_node_path(type, index, expected, sizeof(expected));
+    if (strcmp(path, expected) != 0) {
+        return -1;
+    }
+
+    *index_p = index;
+    return 0;
+}
+
+static int uct_gaudi_ioctl_scan_cb(const char *name, void *arg)
+{
+    uct_gaudi_ioctl_scan_t *scan = arg;
+    char path[64];
+    int index;
+
+    ucs_snprintf_safe(path, sizeof(path), "%s/%s",
+                      uct_gaudi_ioctl_is_accel() ? UCT_GAUDI_DEV_ACCEL_DIR :
+                                                   "/dev",
+                      name);
+    if ((uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_CONTROL, path, &index) == 0)
+        && (scan->count < scan->max)) {
+        scan->indices[scan->count++] = index;
+    }
+
+    return 0;
+}
+
+static int uct_gaudi_ioctl_cmp_int(const void *a, const void *b)
+{
+    return *(const int*)a - *(const int*)b;
+}
+
+unsigned uct_gaudi_ioctl_scan_nodes(int *indices, unsigned max)
+{
+    uct_gaudi_ioctl_scan_t scan = {indices, max, 0};
+    const char *dir;
+
+    dir = uct_gaudi_ioctl_is_accel() ? UCT_GAUDI_DEV_ACCEL_DIR : "/dev";
+    if (uct_gaudi_seam_ops->list_dir(dir, uct_gaudi_ioctl_scan_cb,
+                                     &scan) < 0) {
+        ucs_debug("cannot list %s: %m", dir);
+        return 0;
+    }
+
+    qsort(indices, scan.count, sizeof(*indices), uct_gaudi_ioctl_cmp_int);
+    return scan.count;
+}
+
+static uct_gaudi_abi_t uct_gaudi_ioctl_probe_accel(int fd, const char *path)
+{
+    struct hl_info_hw_ip_info hw_ip;
+
+    if (uct_gaudi_ioctl_raw_info(fd, UCT_GAUDI_DRM_IOCTL_INFO, &hw_ip) == 0) {
+        return UCT_GAUDI_ABI_DRM;
+    }
+
+    if (errno != ENOTTY) {
+        /* the request code was understood; the failure is something else */
+        ucs_debug("DRM INFO on %s failed: %m; assuming DRM ioctl codes",
+                  path);
+        return UCT_GAUDI_ABI_DRM;
+    }
+
+    if (uct_gaudi_ioctl_raw_info(fd, HL_IOCTL_INFO, &hw_ip) < 0) {
+        ucs_debug("'H' INFO on %s failed: %m; assuming transitional codes",
+                  path);
+    }
+
+    return UCT_GAUDI_ABI_TRANS;
+}
+
+ucs_status_t uct_gaudi_ioctl_probe_abi(void)
+{
+    char path[64];
+    int index;
+    int fd;
+
+    if (uct_gaudi_seam_ops->exists(UCT_GAUDI_DEV_ACCEL_DIR) != 0) {
+        uct_gaudi_ioctl_cur_abi = UCT_GAUDI_ABI_MISC;
+        goto out;
+    }
+
+    /* accel naming: find a control node to ask which codes it speaks */
+    uct_gaudi_ioctl_cur_abi = UCT_GAUDI_ABI_DRM;
+    if (uct_gaudi_ioctl_scan_nodes(&index, 1) == 0) {
+        ucs_debug("no Gaudi control node in %s", UCT_GAUDI_DEV_ACCEL_DIR);
+        goto out;
+    }
+
+    uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_CONTROL, index, path,
+                              sizeof(path));
+    fd = uct_gaudi_seam_ops->open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        ucs_debug("cannot open %s to probe the ABI: %m", path);
+        goto out;
+    }
+
+    uct_gaudi_ioctl_cur_abi = uct_gaudi_ioctl_probe_accel(fd, path);
+    uct_gaudi_seam_ops->close(fd);
+
+out:
+    ucs_debug("Gaudi driver ABI generation: %s",
+              uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_cur_abi));
+    return UCS_OK;
+}

@@ -1,0 +1,112 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_MEM_H_
+#define UCT_GAUDI_MEM_H_
+
+/*
+ * Device memory of the owned device (HL_MEM_OP_ALLOC/MAP/UNMAP/FREE; Gaudi1:
+ * a user-space pool over physical HBM) and userptr maps of host memory.
+ * Addresses are device addresses (uint64_t): never dereference them.
+ */
+
+#include "gaudi_dev.h"
+#include "gaudi_pool.h"
+
+#include <ucs/datastruct/pgtable.h>
+#include <ucs/sys/compiler_def.h>
+#include <ucs/type/spinlock.h>
+#include <ucs/type/status.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+
+/* One device allocation */
+typedef struct uct_gaudi_mem {
+    uint64_t handle;  /* ALLOC handle (Gaudi2+); 0 on Gaudi1 */
+    uint64_t dva;     /* device VA (Gaudi2+) or physical address (Gaudi1) */
+    size_t   length;  /* allocated length, rounded up to the device page */
+} uct_gaudi_mem_t;
+
+
+/* Memory state of an owned device (part of uct_gaudi_dev_t) */
+typedef struct uct_gaudi_mem_ctx {
+    ucs_recursive_spinlock_t lock;      /* protects allocs and pool */
+    ucs_pgtable_t            allocs;    /* live allocations of this process */
+    uct_gaudi_pool_t         pool;      /* Gaudi1 physical HBM pool */
+    uint64_t                 granule;   /* allocation rounding */
+    unsigned                 count;     /* number of live allocations */
+} uct_gaudi_mem_ctx_t;
+
+
+/* Set up / tear down the memory state of @a dev (ownership layer) */
+ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev);
+void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev);
+
+
+/**
+ * Allocate @a length bytes of device memory: Gaudi2 ALLOC + MAP; Gaudi1 a
+ * range of the physical pool plus the driver's ALLOC accounting call.
+ */
+ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
+                                 uct_gaudi_mem_t *mem);
+
+
+/* Free an allocation of uct_gaudi_mem_alloc() (UNMAP + FREE) */
+ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem);
+
+
+/**
+ * Map host memory [addr, addr + length) for DMA (HL_MEM_USERPTR; pins the
+ * pages). The returned device VA keeps the sub-page offset of @a addr.
+ * The memory must be writable.
+ */
+ucs_status_t uct_gaudi_mem_map_host(uct_gaudi_dev_t *dev, const void *addr,
+                                    size_t length, uint64_t *dva_p);
+
+
+/* Undo uct_gaudi_mem_map_host(); @a dva exactly as returned */
+ucs_status_t uct_gaudi_mem_unmap(uct_gaudi_dev_t *dev, uint64_t dva);
+
+
+/**
+ * Whether [addr, addr + length) lies in one live allocation of this
+ * process.
+ *
+ * @return UCS_OK with the allocation's start and length, or
+ *         UCS_ERR_NO_ELEM.
+ */
+ucs_status_t uct_gaudi_mem_lookup(uct_gaudi_dev_t *dev, uint64_t addr,
+                                  size_t length, uint64_t *base_p,
+                                  size_t *alloc_length_p);
+
+
+/**
+ * Whether [addr, addr + length) is device memory of @a dev: inside a live
+ * allocation, or (Gaudi2+, where DRAM addresses are device VAs that cannot
+ * be host addresses) inside the device's DRAM VA range.
+ */
+int uct_gaudi_mem_is_device_address(uct_gaudi_dev_t *dev, uint64_t addr,
+                                    size_t length);
+
+/**
+ * Mark [addr, addr + length) as Gaudi memory in UCS's memtype cache, so
+ * buffers the application allocated are detected too. In UCS 1.13.1 an
+ * update before the cache exists is dropped, so this creates it first.
+ */
+void uct_gaudi_mem_memtype_set(uint64_t addr, size_t length,
+                               ucs_sys_device_t sys_dev);
+
+
+/* Undo uct_gaudi_mem_memtype_set() */
+void uct_gaudi_mem_memtype_unset(uint64_t addr, size_t length);
+
+END_C_DECLS
+
+#endif

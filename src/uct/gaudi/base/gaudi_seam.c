@@ -1,0 +1,166 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_seam.h"
+#include "gaudi_base.h"
+
+#include <uct/gaudi/emu/gaudi_emu.h>
+#include <ucs/debug/log.h>
+#include <ucs/sys/string.h>
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+
+
+const uct_gaudi_drv_ops_t *uct_gaudi_seam_ops = &uct_gaudi_drv_kernel_ops;
+static void *uct_gaudi_seam_dl_handle         = NULL;
+
+
+static const uct_gaudi_asic_t uct_gaudi_seam_emu_asics[] = {
+    [UCT_GAUDI_EMU_ASIC_GAUDI2] = UCT_GAUDI_ASIC_GAUDI2,
+    [UCT_GAUDI_EMU_ASIC_GAUDI1] = UCT_GAUDI_ASIC_GAUDI1,
+    [UCT_GAUDI_EMU_ASIC_GAUDI3] = UCT_GAUDI_ASIC_GAUDI3
+};
+
+
+static void *uct_gaudi_seam_dlopen_emu(unsigned num_devices)
+{
+    char path[PATH_MAX];
+    char dir[PATH_MAX];
+    Dl_info dl_info;
+    void *handle;
+
+    /* next to this module first, so an installed UCX finds its own copy */
+    if (dladdr((void*)uct_gaudi_seam_select, &dl_info) &&
+        (dl_info.dli_fname != NULL)) {
+        ucs_strncpy_safe(dir, dl_info.dli_fname, sizeof(dir));
+        ucs_snprintf_safe(path, sizeof(path), "%s/%s", dirname(dir),
+                          UCT_GAUDI_EMU_LIB_NAME);
+        handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (handle != NULL) {
+            ucs_debug("loaded Gaudi emulator %s", path);
+            return handle;
+        }
+
+        ucs_debug("dlopen(%s) failed: %s", path, dlerror());
+    }
+
+    handle = dlopen(UCT_GAUDI_EMU_LIB_NAME, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        ucs_error("failed to load the Gaudi emulator (UCX_GAUDI_EMU_DEVICES="
+                  "%u): %s", num_devices, dlerror());
+        return NULL;
+    }
+
+    ucs_debug("loaded Gaudi emulator %s", UCT_GAUDI_EMU_LIB_NAME);
+    return handle;
+}
+
+static void
+uct_gaudi_seam_emu_config(const uct_gaudi_base_config_t *config,
+                          gaudi_emu_config_t *emu_config)
+{
+    memset(emu_config, 0, sizeof(*emu_config));
+    emu_config->num_devices = config->emu_devices;
+    emu_config->asic        = uct_gaudi_seam_emu_asics[config->emu_asic];
+    emu_config->hbm_size    = config->emu_hbm_size;
+    emu_config->abi         = (uct_gaudi_abi_t)config->emu_abi;
+    emu_config->oot_import  = config->emu_oot_import;
+    emu_config->exec        = (gaudi_emu_exec_t)config->emu_exec;
+    emu_config->bandwidth   = (config->emu_bw > 0) ? config->emu_bw : 0;
+    emu_config->latency     = config->emu_latency;
+    emu_config->state_dir   = (strlen(config->emu_state_dir) > 0) ?
+                              config->emu_state_dir : NULL;
+    emu_config->faults      = config->emu_faults;
+}
+
+static const char *uct_gaudi_seam_emu_error(void *handle)
+{
+    const char *(*last_error)(void);
+    const char *text;
+
+    last_error = (const char *(*)(void))dlsym(handle, "gaudi_emu_last_error");
+    if (last_error == NULL) {
+        return "no details";
+    }
+
+    text = last_error();
+    return ((text != NULL) && (text[0] != '\0')) ? text : "no details";
+}
+
+ucs_status_t uct_gaudi_seam_select(const uct_gaudi_base_config_t *config)
+{
+    const uct_gaudi_drv_ops_t *ops;
+    gaudi_emu_config_t emu_config;
+    gaudi_emu_init_func_t init;
+    void *handle;
+    int ret;
+
+    if (config->emu_devices == 0) {
+        uct_gaudi_seam_ops = &uct_gaudi_drv_kernel_ops;
+        return UCS_OK;
+    }
+
+    handle = uct_gaudi_seam_dlopen_emu(config->emu_devices);
+    if (handle == NULL) {
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    init = (gaudi_emu_init_func_t)dlsym(handle, GAUDI_EMU_INIT_SYMBOL);
+    if (init == NULL) {
+        ucs_error("the Gaudi emulator %s has no %s: %s",
+                  UCT_GAUDI_EMU_LIB_NAME, GAUDI_EMU_INIT_SYMBOL, dlerror());
+        goto err_close;
+    }
+
+    uct_gaudi_seam_emu_config(config, &emu_config);
+    ret = init(&emu_config, &ops);
+    if ((ret != 0) || (ops == NULL)) {
+        ucs_error("failed to initialize the Gaudi emulator (%u devices): %s "
+                  "(%s)", config->emu_devices,
+                  uct_gaudi_seam_emu_error(handle), strerror(-ret));
+        goto err_close;
+    }
+
+    uct_gaudi_seam_ops       = ops;
+    uct_gaudi_seam_dl_handle = handle;
+    ucs_debug("Gaudi driver seam: %s with %u emulated devices", ops->name,
+              config->emu_devices);
+    return UCS_OK;
+
+err_close:
+    dlclose(handle);
+    return UCS_ERR_NO_DEVICE;
+}
+
+int uct_gaudi_seam_is_emulated(void)
+{
+    return uct_gaudi_seam_dl_handle != NULL;
+}
+
+void uct_gaudi_seam_cleanup(void)
+{
+    gaudi_emu_fini_func_t fini;
+
+    if (uct_gaudi_seam_dl_handle != NULL) {
+        /* closes the nodes still open and forgets the configuration, so the
+         * next init may use another one; the library stays loaded, it may
+         * have registered fork handlers */
+        fini = (gaudi_emu_fini_func_t)dlsym(uct_gaudi_seam_dl_handle,
+                                            GAUDI_EMU_FINI_SYMBOL);
+        if (fini != NULL) {
+            fini();
+        }
+    }
+
+    uct_gaudi_seam_ops       = &uct_gaudi_drv_kernel_ops;
+    uct_gaudi_seam_dl_handle = NULL;
+}

@@ -1,0 +1,158 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_common.h"
+#include "emu_asic.h"
+
+
+/*
+ * Values marked (S) come from habanalabs-uapi.md sources, the others are
+ * emulator choices (documented in docs/emulator.md). DRAM pages are 2 MiB on
+ * every ASIC so that small emulated HBM sizes stay usable; the real Gaudi2
+ * uses larger, non power-of-2 DRAM pages.
+ */
+static const emu_asic_t emu_asics[] = {
+    {
+        .asic            = UCT_GAUDI_ASIC_GAUDI1,
+        .device_type     = "GAUDI",
+        .card_name       = "HL-205",
+        .device_id       = UCT_GAUDI_PCI_ID_GAUDI1,           /* (S) */
+        .server_type     = 1,                                 /* HLS1 */
+        .dram_vm         = 0,
+        .dram_base       = 0x20000000ull,                     /* (S) */
+        .dram_va_size    = 0,
+        .dram_page_size  = 2 * EMU_MB,
+        .alloc_page_size = 2 * EMU_MB,
+        .page_orders     = 0,
+        .host_va_start   = 0x1000000000000ull,                /* (S) */
+        .host_va_end     = 0x3FF8000000000ull,
+        .huge_va_start   = 0,
+        .huge_va_end     = 0,
+        .sram_base       = 0x7FF0000080ull,                   /* (S) */
+        .sram_size       = 20 * EMU_MB - 0x80,                /* (S) */
+        .num_events      = 1024,
+        .clk_mhz         = 2200,
+        .edma_mask       = 0,
+        .tpc_mask        = 0xFF,
+        .tpc_mask_ext    = 0xFF,
+        .cs_supported    = 1
+    },
+    {
+        .asic            = UCT_GAUDI_ASIC_GAUDI2,
+        .device_type     = "GAUDI2",
+        .card_name       = "HL-225",
+        .device_id       = UCT_GAUDI_PCI_ID_GAUDI2,           /* (S) */
+        .server_type     = 5,                                 /* HLS2 */
+        .dram_vm         = 1,
+        /* non-canonical on x86-64: a CPU dereference faults */
+        .dram_base       = 0x1001000000000000ull,
+        .dram_va_size    = 1ull << 44,
+        .dram_page_size  = 2 * EMU_MB,
+        .alloc_page_size = 2 * EMU_MB,
+        .page_orders     = 0x7FE00000ull,       /* 2 MiB .. 1 GiB */
+        .host_va_start   = 0xFFF0000000000000ull,             /* (S) */
+        .host_va_end     = 0xFFF0800000000000ull,             /* (S) */
+        .huge_va_start   = 0xFFF0800000000000ull,             /* (S) */
+        .huge_va_end     = 0xFFF1000000000000ull,             /* (S) */
+        .sram_base       = 0x1000000000ull,
+        .sram_size       = 48 * EMU_MB,                       /* (S) */
+        .num_events      = 1024,
+        .clk_mhz         = 1650,
+        .edma_mask       = 0xFF,
+        .tpc_mask        = 0xFF,
+        .tpc_mask_ext    = 0xFFFFFF,
+        .cs_supported    = 1
+    },
+    {
+        .asic            = UCT_GAUDI_ASIC_GAUDI3,
+        .device_type     = "GAUDI3",
+        .card_name       = "HL-325",
+        .device_id       = UCT_GAUDI_PCI_ID_GAUDI3,           /* (S) */
+        .server_type     = 0,
+        .dram_vm         = 1,
+        .dram_base       = 0x1001000000000000ull,
+        .dram_va_size    = 1ull << 44,
+        .dram_page_size  = 2 * EMU_MB,
+        .alloc_page_size = 2 * EMU_MB,
+        .page_orders     = 0x7FE00000ull,
+        .host_va_start   = 0xFF70000000000000ull,             /* (S) */
+        .host_va_end     = 0xFF70800000000000ull,
+        .huge_va_start   = 0,
+        .huge_va_end     = 0,
+        .sram_base       = 0,
+        .sram_size       = 0,                                 /* (S) */
+        .num_events      = 1024,
+        .clk_mhz         = 1600,
+        .edma_mask       = 0xFF,
+        .tpc_mask        = 0xFF,
+        .tpc_mask_ext    = 0xFFFFFFFFFull,
+        .cs_supported    = 0
+    }
+};
+
+
+const emu_asic_t *emu_asic_get(uct_gaudi_asic_t asic)
+{
+    size_t i;
+
+    if (asic == UCT_GAUDI_ASIC_UNKNOWN) {
+        asic = UCT_GAUDI_ASIC_GAUDI2;
+    }
+
+    for (i = 0; i < emu_array_size(emu_asics); ++i) {
+        if (emu_asics[i].asic == asic) {
+            return &emu_asics[i];
+        }
+    }
+
+    return NULL;
+}
+
+static emu_queue_type_t emu_asic_gaudi1_queue(uint32_t q)
+{
+    if (q <= GAUDI_QUEUE_ID_DMA_1_3) {
+        return EMU_QUEUE_EXT_KERNEL;
+    } else if (q == GAUDI_QUEUE_ID_CPU_PQ) {
+        return EMU_QUEUE_CPU;
+    } else if (q <= GAUDI_QUEUE_ID_DMA_7_3) {
+        return EMU_QUEUE_INT_USER;
+    } else if (q < GAUDI_QUEUE_ID_SIZE) {
+        return EMU_QUEUE_NOT_EMULATED;
+    }
+
+    return EMU_QUEUE_INVALID;
+}
+
+static emu_queue_type_t emu_asic_gaudi2_queue(uint32_t q)
+{
+    if ((q <= GAUDI2_QUEUE_ID_DCORE0_EDMA_1_3) ||
+        ((q >= GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0) &&
+         (q <= GAUDI2_QUEUE_ID_DCORE1_EDMA_1_3)) ||
+        ((q >= GAUDI2_QUEUE_ID_DCORE2_EDMA_0_0) &&
+         (q <= GAUDI2_QUEUE_ID_DCORE2_EDMA_1_3)) ||
+        ((q >= GAUDI2_QUEUE_ID_DCORE3_EDMA_0_0) &&
+         (q <= GAUDI2_QUEUE_ID_DCORE3_EDMA_1_3))) {
+        return EMU_QUEUE_HW_USER;
+    } else if (q == GAUDI2_QUEUE_ID_CPU_PQ) {
+        return EMU_QUEUE_CPU;
+    } else if (q < GAUDI2_QUEUE_ID_SIZE) {
+        return EMU_QUEUE_NOT_EMULATED;
+    }
+
+    return EMU_QUEUE_INVALID;
+}
+
+emu_queue_type_t emu_asic_queue_type(const emu_asic_t *asic, uint32_t queue)
+{
+    switch (asic->asic) {
+    case UCT_GAUDI_ASIC_GAUDI1:
+        return emu_asic_gaudi1_queue(queue);
+    case UCT_GAUDI_ASIC_GAUDI2:
+        return emu_asic_gaudi2_queue(queue);
+    default:
+        return EMU_QUEUE_INVALID;
+    }
+}

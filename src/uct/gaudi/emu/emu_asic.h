@@ -1,0 +1,53 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_ASIC_H_
+#define GAUDI_EMU_ASIC_H_
+
+#include "emu_common.h"
+
+/* How the emulator treats a CS queue index */
+typedef enum {
+    EMU_QUEUE_INVALID = 0,  /* out of range / not public: EINVAL         */
+    EMU_QUEUE_CPU,          /* driver-only CPU queue: EINVAL             */
+    EMU_QUEUE_EXT_KERNEL,   /* Gaudi1 external: kernel CB handle         */
+    EMU_QUEUE_INT_USER,     /* Gaudi1 internal DMA: user CB address      */
+    EMU_QUEUE_HW_USER,      /* Gaudi2 PDMA/EDMA: user CB (device VA)     */
+    EMU_QUEUE_NOT_EMULATED  /* real queue, engine not modelled: EINVAL   */
+} emu_queue_type_t;
+
+/* Per-ASIC constants; see docs/emulator.md for their sources */
+typedef struct emu_asic {
+    uct_gaudi_asic_t asic;
+    const char       *device_type;      /* sysfs device_type          */
+    const char       *card_name;
+    uint32_t         device_id;         /* PCI device id              */
+    uint16_t         server_type;
+    int              dram_vm;           /* HBM behind the DMMU        */
+    uint64_t         dram_base;         /* DRAM VA start or phys base */
+    uint64_t         dram_va_size;      /* size of the DRAM VA range  */
+    uint64_t         dram_page_size;
+    uint64_t         alloc_page_size;   /* default ALLOC page size    */
+    uint64_t         page_orders;       /* DEV_MEM_ALLOC_PAGE_SIZES   */
+    uint64_t         host_va_start;     /* userptr range, 4 KiB pages */
+    uint64_t         host_va_end;
+    uint64_t         huge_va_start;     /* userptr range, 2 MiB pages */
+    uint64_t         huge_va_end;       /* (0, 0): none               */
+    uint64_t         sram_base;
+    uint32_t         sram_size;
+    uint32_t         num_events;
+    uint32_t         clk_mhz;
+    uint32_t         edma_mask;
+    uint8_t          tpc_mask;
+    uint64_t         tpc_mask_ext;
+    int              cs_supported;
+} emu_asic_t;
+
+const emu_asic_t *emu_asic_get(uct_gaudi_asic_t asic);
+
+emu_queue_type_t emu_asic_queue_type(const emu_asic_t *asic, uint32_t queue);
+
+#endif

@@ -1,0 +1,139 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_common.h"
+#include "emu_config.h"
+#include "emu_global.h"
+#include "emu_log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+
+static int emu_config_check_model(const gaudi_emu_config_t *config)
+{
+    if (!(config->bandwidth >= 0) || isinf(config->bandwidth)) {
+        emu_error("invalid DMA bandwidth %g B/s", config->bandwidth);
+        return -EINVAL;
+    }
+
+    if (!(config->latency >= 0) || (config->latency > 60)) {
+        emu_error("invalid CS latency %g s (0..60)", config->latency);
+        return -EINVAL;
+    }
+
+    return 0;
+}
+
+static int emu_config_check(const gaudi_emu_config_t *config,
+                            const emu_asic_t *asic, uint64_t hbm_size)
+{
+    if ((config->num_devices == 0) ||
+        (config->num_devices > EMU_MAX_DEVICES)) {
+        emu_error("invalid number of emulated devices %u (1..%d)",
+                  config->num_devices, EMU_MAX_DEVICES);
+        return -EINVAL;
+    }
+
+    if (asic == NULL) {
+        emu_error("invalid emulated ASIC %d", (int)config->asic);
+        return -EINVAL;
+    }
+
+    if ((unsigned)config->abi >= UCT_GAUDI_ABI_LAST) {
+        emu_error("invalid ABI generation %d", (int)config->abi);
+        return -EINVAL;
+    }
+
+    if ((config->exec != GAUDI_EMU_EXEC_THREAD) &&
+        (config->exec != GAUDI_EMU_EXEC_INLINE)) {
+        emu_error("invalid DMA execution mode %d", (int)config->exec);
+        return -EINVAL;
+    }
+
+    if ((hbm_size < 2 * asic->dram_page_size) ||
+        (hbm_size > EMU_MAX_HBM_SIZE)) {
+        emu_error("invalid HBM size %llu (%llu..%llu bytes)",
+                  (unsigned long long)hbm_size,
+                  (unsigned long long)(2 * asic->dram_page_size),
+                  (unsigned long long)EMU_MAX_HBM_SIZE);
+        return -EINVAL;
+    }
+
+    if ((config->state_dir != NULL) &&
+        ((config->state_dir[0] != '/') ||
+         (strlen(config->state_dir) >= sizeof(emu_g.state_dir) - 32))) {
+        emu_error("state directory must be an absolute path shorter than "
+                  "%zu characters", sizeof(emu_g.state_dir) - 32);
+        return -EINVAL;
+    }
+
+    if ((config->faults != NULL) &&
+        (strlen(config->faults) >= sizeof(emu_g.faults))) {
+        emu_error("fault spec longer than %zu characters",
+                  sizeof(emu_g.faults) - 1);
+        return -EINVAL;
+    }
+
+    return emu_config_check_model(config);
+}
+
+int emu_config_load(const gaudi_emu_config_t *config)
+{
+    const emu_asic_t *asic = emu_asic_get(config->asic);
+    uint64_t hbm_size;
+    int ret;
+
+    hbm_size = (config->hbm_size != 0) ? config->hbm_size :
+                                         EMU_DEFAULT_HBM_SIZE;
+    ret      = emu_config_check(config, asic, hbm_size);
+    if (ret != 0) {
+        return ret;
+    }
+
+    memset(&emu_g, 0, sizeof(emu_g));
+    emu_g.cfg       = *config;
+    emu_g.cfg.asic  = asic->asic;
+    emu_g.asic      = asic;
+    emu_g.hbm_size  = hbm_size;
+    emu_g.dram_size = emu_align_down(hbm_size, asic->dram_page_size);
+
+    snprintf(emu_g.faults, sizeof(emu_g.faults), "%s",
+             (config->faults != NULL) ? config->faults : "");
+    emu_g.cfg.faults = emu_g.faults;
+
+    emu_g.state_dir_set = (config->state_dir != NULL) &&
+                          (config->state_dir[0] != '\0');
+    if (emu_g.state_dir_set) {
+        snprintf(emu_g.state_dir, sizeof(emu_g.state_dir), "%s",
+                 config->state_dir);
+    }
+    emu_g.cfg.state_dir = emu_g.state_dir_set ? emu_g.state_dir : NULL;
+    return 0;
+}
+
+static int emu_config_str_same(const char *a, const char *b)
+{
+    return !strcmp((a != NULL) ? a : "", (b != NULL) ? b : "");
+}
+
+int emu_config_same(const gaudi_emu_config_t *config)
+{
+    const emu_asic_t *asic = emu_asic_get(config->asic);
+    uint64_t hbm_size = (config->hbm_size != 0) ? config->hbm_size :
+                                                  EMU_DEFAULT_HBM_SIZE;
+
+    return (config->num_devices == emu_g.cfg.num_devices) &&
+           (asic == emu_g.asic) && (hbm_size == emu_g.hbm_size) &&
+           (config->abi == emu_g.cfg.abi) &&
+           (config->oot_import == emu_g.cfg.oot_import) &&
+           (config->exec == emu_g.cfg.exec) &&
+           (config->bandwidth == emu_g.cfg.bandwidth) &&
+           (config->latency == emu_g.cfg.latency) &&
+           emu_config_str_same(config->state_dir, emu_g.cfg.state_dir) &&
+           emu_config_str_same(config->faults, emu_g.cfg.faults);
+}

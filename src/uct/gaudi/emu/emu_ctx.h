@@ -1,0 +1,144 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_CTX_H_
+#define GAUDI_EMU_CTX_H_
+
+#include "emu_common.h"
+#include "emu_state.h"
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#define EMU_CS_WINDOW        1024  /* retained fences; older: FLAG_GONE   */
+#define EMU_CS_MAX_INFLIGHT  64    /* modelled queue depth; beyond: EAGAIN */
+
+/* hl_info_cs_counters drop reasons, in struct order */
+typedef enum {
+    EMU_DROP_OUT_OF_MEM = 0,
+    EMU_DROP_PARSING,
+    EMU_DROP_QUEUE_FULL,
+    EMU_DROP_DEVICE_IN_RESET,
+    EMU_DROP_MAX_CS_IN_FLIGHT,
+    EMU_DROP_VALIDATION,
+    EMU_DROP_LAST
+} emu_drop_t;
+
+typedef enum {
+    EMU_MAP_HOST,   /* userptr */
+    EMU_MAP_DRAM,   /* device memory handle */
+    EMU_MAP_CB      /* kernel CB mapped with HL_CB_FLAGS_MAP */
+} emu_map_type_t;
+
+/* One device-VA mapping of a context */
+typedef struct emu_map {
+    uint64_t       va;        /* block start                         */
+    uint64_t       size;      /* block size                          */
+    uint64_t       user_va;   /* what MAP returned: the UNMAP key    */
+    uint8_t        *host;     /* process address backing @va         */
+    uint64_t       handle;    /* EMU_MAP_DRAM: the ALLOC handle      */
+    emu_map_type_t type;
+    int            import_fd; /* op 99 import: our dma-buf ref, or -1 */
+} emu_map_t;
+
+/* A context's device VA space: mappings sorted by va */
+typedef struct emu_va {
+    emu_map_t *maps;
+    size_t    count;
+    size_t    cap;
+} emu_va_t;
+
+/* Kernel command buffer (HL_IOCTL_CB) */
+typedef struct emu_cb {
+    struct emu_cb *next;
+    uint64_t      handle;     /* also the mmap offset                */
+    uint32_t      size;       /* cb_size given at CREATE             */
+    size_t        length;     /* page-aligned size: the mmap length  */
+    int           memfd;
+    uint8_t       *kva;       /* the emulator's own mapping          */
+    void          *uva;       /* the user's mapping, NULL if none    */
+    uint64_t      device_va;  /* HL_CB_FLAGS_MAP, else 0             */
+} emu_cb_t;
+
+/* One CS chunk, ready to execute */
+typedef struct emu_job {
+    uint32_t queue;
+    uint32_t size;
+    uint64_t cb_va;           /* user CB: device address of packets  */
+    uint8_t  *copy;           /* kernel CB: copy made at submission  */
+} emu_job_t;
+
+typedef enum {
+    EMU_CS_FREE = 0,
+    EMU_CS_QUEUED,            /* accepted, not executed yet          */
+    EMU_CS_DONE               /* executed; complete once done_ns     */
+} emu_cs_state_t;
+
+typedef struct emu_cs {
+    struct emu_cs  *next;     /* worker FIFO link                    */
+    uint64_t       seq;
+    emu_cs_state_t state;
+    uint32_t       status;    /* HL_WAIT_CS_STATUS_* once DONE       */
+    int            timestamp; /* HL_CS_FLAGS_TIMESTAMP               */
+    int            fault;     /* emu_cs_fault_t                      */
+    uint64_t       epoch;     /* device reset epoch at submission    */
+    uint64_t       done_ns;   /* modelled completion time            */
+    unsigned       num_jobs;
+    emu_job_t      *jobs;
+} emu_cs_t;
+
+/* An open emulated node (compute or control) */
+typedef struct emu_ctx {
+    int             fd;          /* the real fd handed to the user      */
+    int             dev;
+    int             compute;
+    pid_t           pid;
+    dev_t           st_dev;      /* identity of @fd, to detect reuse    */
+    ino_t           st_ino;
+    unsigned        refs;        /* in-flight calls (fd-table lock)     */
+    char            path[64];    /* logical node path                   */
+    uint64_t        id;
+    emu_shm_dev_t   *sdev;
+    uint8_t         *hbm;
+
+    pthread_mutex_t lock;
+    pthread_cond_t  cond;        /* CS progress, CLOCK_MONOTONIC        */
+    emu_va_t        va;
+    emu_cb_t        *cbs;
+    uint64_t        next_cb_id;
+    uint64_t        dram_mem;
+    uint64_t        drops[EMU_DROP_LAST];
+    uint64_t        next_seq;
+    uint64_t        last_done_ns;
+    int             restored;
+    emu_cs_t        *ring;       /* EMU_CS_WINDOW entries               */
+    emu_cs_t        *fifo_head;
+    emu_cs_t        *fifo_tail;
+    pthread_t       worker;
+    int             worker_running;
+    int             stop;
+    struct emu_dmabuf *dmabufs;  /* DMA-BUFs exported by this context   */
+    int             eventfd;     /* REGISTER_EVENTFD, -1 if none        */
+    uint64_t        events;      /* HL_NOTIFIER_EVENT_* not yet read    */
+} emu_ctx_t;
+
+
+emu_ctx_t *emu_ctx_create(int dev, int compute);
+
+/* Tear a context down like the driver's release: CS, mappings, CBs,
+ * allocations, ownership. Does not close ctx->fd. */
+void emu_ctx_destroy(emu_ctx_t *ctx);
+
+/* Free the memory of a context inherited over fork (no teardown) */
+void emu_ctx_forget(emu_ctx_t *ctx);
+
+/* Count a CS drop in the context and the device totals */
+void emu_ctx_drop(emu_ctx_t *ctx, emu_drop_t reason);
+
+/* Record a notifier event and signal the registered eventfd */
+void emu_ctx_event(emu_ctx_t *ctx, uint64_t events);
+
+#endif

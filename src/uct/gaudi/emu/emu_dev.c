@@ -1,0 +1,100 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_common.h"
+#include "emu_dev.h"
+#include "emu_dmabuf.h"
+#include "emu_global.h"
+#include "emu_hbm.h"
+
+#include <unistd.h>
+
+
+int emu_dev_operational(emu_shm_dev_t *sdev)
+{
+    return emu_dev_status(sdev) == HL_DEVICE_STATUS_OPERATIONAL;
+}
+
+uint32_t emu_dev_status(emu_shm_dev_t *sdev)
+{
+    return __atomic_load_n(&sdev->status, __ATOMIC_ACQUIRE);
+}
+
+uint64_t emu_dev_epoch(emu_shm_dev_t *sdev)
+{
+    return __atomic_load_n(&sdev->reset_epoch, __ATOMIC_ACQUIRE);
+}
+
+void emu_dev_fail(emu_shm_dev_t *sdev, uint32_t status)
+{
+    emu_state_lock(sdev);
+    sdev->reset_ns = emu_now_ns();
+    __atomic_add_fetch(&sdev->reset_epoch, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&sdev->status, status, __ATOMIC_RELEASE);
+    emu_state_unlock(sdev);
+}
+
+static void emu_dev_reset_complete(emu_shm_dev_t *sdev)
+{
+    if (sdev->status != HL_DEVICE_STATUS_OPERATIONAL) {
+        ++sdev->hard_reset_cnt;
+        __atomic_store_n(&sdev->status, HL_DEVICE_STATUS_OPERATIONAL,
+                         __ATOMIC_RELEASE);
+    }
+}
+
+/* Called with the section lock held */
+static void emu_dev_cleanup_owner(int dev, emu_shm_dev_t *sdev)
+{
+    /* memory behind a DMA-BUF someone still holds outlives its context */
+    emu_dmabuf_protect(dev, sdev);
+    emu_hbm_free_owner(dev, sdev, 0);
+    if (!emu_g.asic->dram_vm) {
+        sdev->dram_used = 0;    /* Gaudi1: user-reported accounting */
+    }
+    sdev->cs_queued    = 0;
+    sdev->last_done_ns = 0;
+    if (sdev->owner_ctx != 0) {
+        sdev->last_open_period_ms = (emu_now_ns() - sdev->open_ns) /
+                                    1000000ull;
+    }
+    sdev->owner_ctx = 0;
+    sdev->owner_pid = 0;
+}
+
+int emu_dev_acquire(int dev, emu_shm_dev_t *sdev, uint64_t ctx_id)
+{
+    int ret = 0;
+
+    emu_state_lock(sdev);
+
+    /* we hold the compute lock: whatever is recorded belongs to a context
+     * that is gone */
+    emu_dev_cleanup_owner(dev, sdev);
+
+    if (sdev->status != HL_DEVICE_STATUS_OPERATIONAL) {
+        emu_dev_reset_complete(sdev);
+        ret = -EAGAIN;
+    } else {
+        sdev->owner_ctx = ctx_id;
+        sdev->owner_pid = getpid();
+        sdev->open_ns   = emu_now_ns();
+        ++sdev->open_counter;
+    }
+
+    emu_state_unlock(sdev);
+    return ret;
+}
+
+void emu_dev_release(int dev, emu_shm_dev_t *sdev, uint64_t ctx_id)
+{
+    emu_state_lock(sdev);
+    if (sdev->owner_ctx == ctx_id) {
+        emu_dev_cleanup_owner(dev, sdev);
+        emu_dev_reset_complete(sdev);
+    }
+    emu_state_unlock(sdev);
+}

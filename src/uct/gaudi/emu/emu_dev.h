@@ -1,0 +1,32 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_DEV_H_
+#define GAUDI_EMU_DEV_H_
+
+#include "emu_state.h"
+
+/* Device-wide state shared by all processes: status, reset, ownership */
+
+int emu_dev_operational(emu_shm_dev_t *sdev);
+
+uint32_t emu_dev_status(emu_shm_dev_t *sdev);
+
+uint64_t emu_dev_epoch(emu_shm_dev_t *sdev);
+
+/* Move the device out of service (IN_RESET, NEEDS_RESET...): in-flight CS
+ * of every context abort. The reset completes when the owner closes. */
+void emu_dev_fail(emu_shm_dev_t *sdev, uint32_t status);
+
+/* Take ownership of a device whose compute lock the caller holds; cleans up
+ * after a dead previous owner. -EAGAIN if a pending reset had to be
+ * completed first (the caller retries, like after a real reset). */
+int emu_dev_acquire(int dev, emu_shm_dev_t *sdev, uint64_t ctx_id);
+
+/* Drop ownership; frees what the owner left and completes a pending reset */
+void emu_dev_release(int dev, emu_shm_dev_t *sdev, uint64_t ctx_id);
+
+#endif

@@ -1,0 +1,30 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_GLOBAL_H_
+#define GAUDI_EMU_GLOBAL_H_
+
+#include "emu_common.h"
+#include "emu_asic.h"
+
+#include <limits.h>
+#include <sys/types.h>
+
+/* Process-wide emulator configuration, fixed between init and fini */
+typedef struct emu_global {
+    int                initialized;
+    gaudi_emu_config_t cfg;            /* copy; pointers below          */
+    char               faults[1024];
+    char               state_dir[PATH_MAX];
+    int                state_dir_set;  /* cfg.state_dir was given       */
+    const emu_asic_t   *asic;
+    uint64_t           hbm_size;       /* backing size per device       */
+    uint64_t           dram_size;      /* user DRAM: whole DRAM pages   */
+} emu_global_t;
+
+extern emu_global_t emu_g;
+
+#endif

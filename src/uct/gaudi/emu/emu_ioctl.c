@@ -1,0 +1,161 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_common.h"
+#include "emu_ioctl.h"
+#include "emu_cb.h"
+#include "emu_cs.h"
+#include "emu_dev.h"
+#include "emu_exec.h"
+#include "emu_fault.h"
+#include "emu_fd.h"
+#include "emu_global.h"
+#include "emu_info.h"
+#include "emu_mem.h"
+#include "emu_wait.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+typedef union {
+    struct hl_info_args    info;
+    union hl_cb_args       cb;
+    union hl_cs_args       cs;
+    union hl_wait_cs_args  wait;
+    union hl_mem_args      mem;
+    struct hl_debug_args   debug;
+} emu_ioctl_args_t;
+
+
+/* The command index of @request in the configured generation; a code of
+ * another generation is as unknown as any other (ENOTTY) */
+static int emu_ioctl_decode(unsigned long request, uct_gaudi_ioc_t *ioc_p)
+{
+    int ioc;
+
+    for (ioc = 0; ioc < UCT_GAUDI_IOC_LAST; ++ioc) {
+        if (request == uct_gaudi_abi_ioctl_code(emu_g.cfg.abi, ioc)) {
+            *ioc_p = (uct_gaudi_ioc_t)ioc;
+            return 0;
+        }
+    }
+
+    return -ENOTTY;
+}
+
+static int emu_ioctl_dispatch(emu_ctx_t *ctx, uct_gaudi_ioc_t ioc,
+                              emu_ioctl_args_t *args)
+{
+    switch (ioc) {
+    case UCT_GAUDI_IOC_INFO:
+        return emu_info_ioctl(ctx, &args->info);
+    case UCT_GAUDI_IOC_CB:
+        return emu_cb_ioctl(ctx, &args->cb);
+    case UCT_GAUDI_IOC_CS:
+        return emu_cs_ioctl(ctx, &args->cs);
+    case UCT_GAUDI_IOC_WAIT_CS:
+        return emu_wait_ioctl(ctx, &args->wait);
+    case UCT_GAUDI_IOC_MEMORY:
+        return emu_mem_ioctl(ctx, &args->mem);
+    default:
+        return -EOPNOTSUPP;     /* DEBUG: no profiler to drive */
+    }
+}
+
+static int emu_ioctl_ctx(emu_ctx_t *ctx, unsigned long request, void *arg)
+{
+    size_t size = _IOC_SIZE(request);
+    emu_ioctl_args_t args;
+    uct_gaudi_ioc_t ioc;
+    int ret;
+
+    ret = emu_ioctl_decode(request, &ioc);
+    if (ret != 0) {
+        return ret;
+    }
+
+    if (!ctx->compute && (ioc != UCT_GAUDI_IOC_INFO)) {
+        return -ENOTTY;         /* the control node serves INFO only */
+    }
+
+    if (arg == NULL) {
+        return -EFAULT;
+    }
+
+    ret = -emu_fault_call(emu_fault_ioc_kind(ioc));
+    if (ret == 0) {
+        memcpy(&args, arg, size);
+        ret = emu_ioctl_dispatch(ctx, ioc, &args);
+        memcpy(arg, &args, size);
+    }
+
+    if (emu_fault_reset_due()) {
+        emu_dev_fail(ctx->sdev, HL_DEVICE_STATUS_IN_RESET);
+        emu_exec_notify(ctx->dev, HL_NOTIFIER_EVENT_DEVICE_RESET);
+    }
+
+    return ret;
+}
+
+int emu_ioctl(int fd, unsigned long request, void *arg)
+{
+    emu_ctx_t *ctx;
+    int err, ret;
+
+    ctx = emu_fd_get(fd, &err);
+    if (ctx == NULL) {
+        return emu_fail(err);
+    }
+
+    ret = emu_ioctl_ctx(ctx, request, arg);
+    emu_fd_put(ctx);
+
+    return (ret < 0) ? emu_fail(-ret) : 0;
+}
+
+void *emu_mmap(void *addr, size_t length, int prot, int flags, int fd,
+               off_t offset)
+{
+    emu_ctx_t *ctx;
+    void *ptr = MAP_FAILED;
+    int err;
+
+    ctx = (fd < 0) ? NULL : emu_fd_get(fd, &err);
+    if (ctx == NULL) {
+        if ((fd >= 0) && (err == EBADF)) {
+            errno = EBADF;
+            return MAP_FAILED;
+        }
+        return mmap(addr, length, prot, flags, fd, offset);
+    }
+
+    err = ctx->compute ? emu_fault_call(EMU_FAULT_MMAP) : EINVAL;
+    if (err == 0) {
+        ptr = emu_cb_mmap(ctx, addr, length, prot, flags, offset);
+        err = (ptr == MAP_FAILED) ? errno : 0;
+    }
+    emu_fd_put(ctx);
+
+    if (err != 0) {
+        errno = err;
+        return MAP_FAILED;
+    }
+
+    return ptr;
+}
+
+static void emu_munmap_ctx(emu_ctx_t *ctx, void *arg)
+{
+    if (ctx->compute) {
+        emu_cb_unmapped(ctx, arg);
+    }
+}
+
+int emu_munmap(void *addr, size_t length)
+{
+    emu_fd_foreach(-1, emu_munmap_ctx, addr);
+    return munmap(addr, length);
+}

@@ -1,0 +1,17 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_LOG_H_
+#define GAUDI_EMU_LOG_H_
+
+#include "emu_common.h"
+
+/* Record the text returned by gaudi_emu_last_error() */
+void emu_error(const char *fmt, ...) EMU_PRINTF(1, 2);
+
+void emu_error_clear(void);
+
+#endif

@@ -1,0 +1,20 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_OPEN_H_
+#define GAUDI_EMU_OPEN_H_
+
+#include "emu_common.h"
+
+/* The seam's open/close/fd_path */
+
+int emu_open(const char *path, int flags);
+
+int emu_close(int fd);
+
+int emu_fd_path(int fd, char *buf, size_t max);
+
+#endif

@@ -1,0 +1,28 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_PKT_H_
+#define GAUDI_EMU_PKT_H_
+
+#include "emu_ctx.h"
+
+/* Bytes moved by a CB, for the bandwidth model and PCI counters */
+typedef struct {
+    uint64_t bytes;
+    uint64_t to_dev;
+    uint64_t to_host;
+} emu_pkt_stats_t;
+
+/* Gaudi1 external-queue parser checks, done at submission: -EPERM for a
+ * forbidden packet, -EINVAL for an unknown one or one running past the end */
+int emu_pkt_validate_gaudi1(const uint8_t *buf, size_t len);
+
+/* Execute a CB: -EFAULT if a DMA touches an unmapped device address,
+ * -EINVAL on a packet the emulator cannot execute */
+int emu_pkt_run(emu_ctx_t *ctx, const uint8_t *buf, size_t len,
+                emu_pkt_stats_t *stats);
+
+#endif

@@ -1,0 +1,452 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_common.h"
+#include "emu_sysfs.h"
+#include "emu_global.h"
+#include "emu_state.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EMU_MISC_MAJOR      508  /* habanalabs' dynamic char major      */
+#define EMU_ACCEL_MAJOR     261  /* ACCEL_MAJOR                         */
+#define EMU_CONTROL_MAJOR   509  /* accel-era control cdev major        */
+#define EMU_PCI_BUS_BASE    0x33
+
+typedef enum {
+    /* habanalabs driver attributes */
+    EMU_ATTR_PCI_ADDR,
+    EMU_ATTR_DEVICE_TYPE,
+    EMU_ATTR_MODULE_ID,
+    EMU_ATTR_STATUS,
+    EMU_ATTR_HARD_RESET_CNT,
+    EMU_ATTR_HL_LAST,
+    /* PCI function attributes */
+    EMU_ATTR_NUMA_NODE = EMU_ATTR_HL_LAST,
+    EMU_ATTR_LOCAL_CPULIST,
+    EMU_ATTR_VENDOR,
+    EMU_ATTR_DEVICE,
+    EMU_ATTR_PCI_LAST,
+    /* "dev" of the class devices */
+    EMU_ATTR_DEV_COMPUTE = EMU_ATTR_PCI_LAST,
+    EMU_ATTR_DEV_CONTROL
+} emu_attr_t;
+
+static const char *emu_attr_names[] = {
+    [EMU_ATTR_PCI_ADDR]       = "pci_addr",
+    [EMU_ATTR_DEVICE_TYPE]    = "device_type",
+    [EMU_ATTR_MODULE_ID]      = "module_id",
+    [EMU_ATTR_STATUS]         = "status",
+    [EMU_ATTR_HARD_RESET_CNT] = "hard_reset_cnt",
+    [EMU_ATTR_NUMA_NODE]      = "numa_node",
+    [EMU_ATTR_LOCAL_CPULIST]  = "local_cpulist",
+    [EMU_ATTR_VENDOR]         = "vendor",
+    [EMU_ATTR_DEVICE]         = "device",
+    [EMU_ATTR_DEV_COMPUTE]    = "dev",
+    [EMU_ATTR_DEV_CONTROL]    = "dev"
+};
+
+typedef int (*emu_sys_child_cb_t)(const char *name,
+                                  const emu_sys_node_t *node, void *arg);
+
+
+static int emu_sys_is_misc(void)
+{
+    return emu_g.cfg.abi == UCT_GAUDI_ABI_MISC;
+}
+
+static int emu_sys_is_drm(void)
+{
+    return emu_g.cfg.abi == UCT_GAUDI_ABI_DRM;
+}
+
+static void emu_sys_node_name(int dev, int control, char *buf, size_t max)
+{
+    if (emu_sys_is_misc()) {
+        snprintf(buf, max, control ? "hl_controlD%d" : "hl%d", dev);
+    } else {
+        snprintf(buf, max, control ? "accel_controlD%d" : "accel%d", dev);
+    }
+}
+
+void emu_sys_node_path(int dev, int control, char *buf, size_t max)
+{
+    char name[32];
+
+    emu_sys_node_name(dev, control, name, sizeof(name));
+    snprintf(buf, max, emu_sys_is_misc() ? "/dev/%s" : "/dev/accel/%s",
+             name);
+}
+
+static void emu_sys_char_dev(int dev, int control, unsigned *major,
+                             unsigned *minor)
+{
+    if (emu_sys_is_misc()) {
+        *major = EMU_MISC_MAJOR;
+        *minor = 2 * dev + !!control;
+    } else {
+        *major = control ? EMU_CONTROL_MAJOR : EMU_ACCEL_MAJOR;
+        *minor = dev;
+    }
+}
+
+static void emu_sys_bdf(int dev, char *buf, size_t max)
+{
+    snprintf(buf, max, "%04x:%02x:%02x.%x", 0,
+             (EMU_PCI_BUS_BASE + dev) & 0xff, 0, 0);
+}
+
+static const char *emu_sys_status_str(uint32_t status)
+{
+    static const char *names[] = {
+        [HL_DEVICE_STATUS_OPERATIONAL]         = "Operational",
+        [HL_DEVICE_STATUS_IN_RESET]            = "In reset",
+        [HL_DEVICE_STATUS_MALFUNCTION]         = "Disabled",
+        [HL_DEVICE_STATUS_NEEDS_RESET]         = "Needs reset",
+        [HL_DEVICE_STATUS_IN_DEVICE_CREATION]  = "In device creation",
+        [HL_DEVICE_STATUS_IN_RESET_AFTER_DEVICE_RELEASE] =
+                "In reset after device release"
+    };
+
+    return (status < emu_array_size(names)) ? names[status] : "Unknown";
+}
+
+/* module_id: a permutation of the indices, so that index != module id */
+unsigned emu_sys_module_id(int dev)
+{
+    return emu_g.cfg.num_devices - 1 - dev;
+}
+
+static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
+{
+    emu_shm_dev_t *sdev = emu_state_dev(dev);
+    unsigned major, minor;
+    char bdf[32];
+
+    switch (attr) {
+    case EMU_ATTR_PCI_ADDR:
+        emu_sys_bdf(dev, bdf, sizeof(bdf));
+        return snprintf(buf, max, "%s\n", bdf);
+    case EMU_ATTR_DEVICE_TYPE:
+        return snprintf(buf, max, "%s\n", emu_g.asic->device_type);
+    case EMU_ATTR_MODULE_ID:
+        return snprintf(buf, max, "%u\n", emu_sys_module_id(dev));
+    case EMU_ATTR_STATUS:
+        return snprintf(buf, max, "%s\n", emu_sys_status_str(
+                __atomic_load_n(&sdev->status, __ATOMIC_RELAXED)));
+    case EMU_ATTR_HARD_RESET_CNT:
+        return snprintf(buf, max, "%u\n", sdev->hard_reset_cnt);
+    case EMU_ATTR_NUMA_NODE:
+        return snprintf(buf, max, "0\n");
+    case EMU_ATTR_LOCAL_CPULIST:
+        return snprintf(buf, max, "0-%ld\n",
+                        emu_max(sysconf(_SC_NPROCESSORS_CONF), 1) - 1);
+    case EMU_ATTR_VENDOR:
+        return snprintf(buf, max, "0x%04x\n", UCT_GAUDI_PCI_VENDOR_ID);
+    case EMU_ATTR_DEVICE:
+        return snprintf(buf, max, "0x%04x\n", emu_g.asic->device_id);
+    default:
+        emu_sys_char_dev(dev, attr == EMU_ATTR_DEV_CONTROL, &major, &minor);
+        return snprintf(buf, max, "%u:%u\n", major, minor);
+    }
+}
+
+static int emu_sys_emit(emu_sys_child_cb_t cb, void *arg, const char *name,
+                        emu_sys_kind_t kind, int dev, int attr)
+{
+    emu_sys_node_t node = {kind, dev, attr};
+
+    return cb(name, &node, arg);
+}
+
+static int emu_sys_emit_attrs(emu_sys_child_cb_t cb, void *arg, int dev,
+                              int first, int last)
+{
+    int attr, ret;
+
+    for (attr = first; attr < last; ++attr) {
+        ret = emu_sys_emit(cb, arg, emu_attr_names[attr], EMU_SYS_ATTR, dev,
+                           attr);
+        if (ret) {
+            return ret;
+        }
+    }
+
+    return 0;
+}
+
+/* Compute and control nodes (or their class devices) of every device */
+static int emu_sys_emit_nodes(emu_sys_child_cb_t cb, void *arg,
+                              emu_sys_kind_t compute, emu_sys_kind_t control)
+{
+    char name[32];
+    unsigned dev;
+    int ret;
+
+    for (dev = 0; dev < emu_g.cfg.num_devices; ++dev) {
+        emu_sys_node_name(dev, 0, name, sizeof(name));
+        if ((ret = emu_sys_emit(cb, arg, name, compute, dev, 0))) {
+            return ret;
+        }
+        emu_sys_node_name(dev, 1, name, sizeof(name));
+        if ((ret = emu_sys_emit(cb, arg, name, control, dev, 0))) {
+            return ret;
+        }
+    }
+
+    return 0;
+}
+
+static int emu_sys_emit_pci(emu_sys_child_cb_t cb, void *arg)
+{
+    char bdf[32];
+    unsigned dev;
+    int ret;
+
+    for (dev = 0; dev < emu_g.cfg.num_devices; ++dev) {
+        emu_sys_bdf(dev, bdf, sizeof(bdf));
+        if ((ret = emu_sys_emit(cb, arg, bdf, EMU_SYS_PCI, dev, 0))) {
+            return ret;
+        }
+    }
+
+    return 0;
+}
+
+static int emu_sys_emit_chardevs(emu_sys_child_cb_t cb, void *arg)
+{
+    unsigned dev, major, minor;
+    char name[32];
+    int control, ret;
+
+    for (dev = 0; dev < emu_g.cfg.num_devices; ++dev) {
+        for (control = 0; control < 2; ++control) {
+            emu_sys_char_dev(dev, control, &major, &minor);
+            snprintf(name, sizeof(name), "%u:%u", major, minor);
+            ret = emu_sys_emit(cb, arg, name, control ? EMU_SYS_CDEV_CONTROL :
+                                                        EMU_SYS_CDEV_COMPUTE,
+                               dev, 0);
+            if (ret) {
+                return ret;
+            }
+        }
+    }
+
+    return 0;
+}
+
+static int emu_sys_emit_cdev(emu_sys_child_cb_t cb, void *arg,
+                             const emu_sys_node_t *dir)
+{
+    int ret;
+
+    if (dir->kind == EMU_SYS_CDEV_CONTROL) {
+        return emu_sys_emit(cb, arg, "dev", EMU_SYS_ATTR, dir->dev,
+                            EMU_ATTR_DEV_CONTROL);
+    }
+
+    if ((ret = emu_sys_emit(cb, arg, "dev", EMU_SYS_ATTR, dir->dev,
+                            EMU_ATTR_DEV_COMPUTE)) ||
+        (ret = emu_sys_emit(cb, arg, "device", EMU_SYS_PCI, dir->dev, 0))) {
+        return ret;
+    }
+
+    /* DRM era: the driver attributes live on the PCI function */
+    return emu_sys_is_drm() ? 0 :
+           emu_sys_emit_attrs(cb, arg, dir->dev, 0, EMU_ATTR_HL_LAST);
+}
+
+static int emu_sys_children(const emu_sys_node_t *dir, emu_sys_child_cb_t cb,
+                            void *arg)
+{
+    int ret;
+
+    switch (dir->kind) {
+    case EMU_SYS_ROOT:
+        return emu_sys_emit(cb, arg, "dev", EMU_SYS_DEV, -1, 0) ||
+               emu_sys_emit(cb, arg, "sys", EMU_SYS_SYS, -1, 0);
+    case EMU_SYS_DEV:
+        return emu_sys_is_misc() ?
+               emu_sys_emit_nodes(cb, arg, EMU_SYS_NODE_COMPUTE,
+                                  EMU_SYS_NODE_CONTROL) :
+               emu_sys_emit(cb, arg, "accel", EMU_SYS_DEV_ACCEL, -1, 0);
+    case EMU_SYS_DEV_ACCEL:
+        return emu_sys_emit_nodes(cb, arg, EMU_SYS_NODE_COMPUTE,
+                                  EMU_SYS_NODE_CONTROL);
+    case EMU_SYS_SYS:
+        return emu_sys_emit(cb, arg, "bus", EMU_SYS_BUS, -1, 0) ||
+               emu_sys_emit(cb, arg, "class", EMU_SYS_CLASS, -1, 0) ||
+               emu_sys_emit(cb, arg, "dev", EMU_SYS_SYSDEV, -1, 0);
+    case EMU_SYS_CLASS:
+        return emu_sys_emit(cb, arg, emu_sys_is_misc() ? "habanalabs" :
+                                                         "accel",
+                            EMU_SYS_CLASS_DIR, -1, 0);
+    case EMU_SYS_CLASS_DIR:
+        return emu_sys_emit_nodes(cb, arg, EMU_SYS_CDEV_COMPUTE,
+                                  EMU_SYS_CDEV_CONTROL);
+    case EMU_SYS_CDEV_COMPUTE:
+    case EMU_SYS_CDEV_CONTROL:
+        return emu_sys_emit_cdev(cb, arg, dir);
+    case EMU_SYS_PCI:
+        ret = emu_sys_emit_attrs(cb, arg, dir->dev, EMU_ATTR_HL_LAST,
+                                 EMU_ATTR_PCI_LAST);
+        return (ret || !emu_sys_is_drm()) ? ret :
+               emu_sys_emit_attrs(cb, arg, dir->dev, 0, EMU_ATTR_HL_LAST);
+    case EMU_SYS_BUS:
+        return emu_sys_emit(cb, arg, "pci", EMU_SYS_BUS_PCI, -1, 0);
+    case EMU_SYS_BUS_PCI:
+        return emu_sys_emit(cb, arg, "devices", EMU_SYS_BUS_PCI_DEVICES, -1,
+                            0);
+    case EMU_SYS_BUS_PCI_DEVICES:
+        return emu_sys_emit_pci(cb, arg);
+    case EMU_SYS_SYSDEV:
+        return emu_sys_emit(cb, arg, "char", EMU_SYS_SYSDEV_CHAR, -1, 0);
+    case EMU_SYS_SYSDEV_CHAR:
+        return emu_sys_emit_chardevs(cb, arg);
+    default:
+        return 0;
+    }
+}
+
+static int emu_sys_is_dir(emu_sys_kind_t kind)
+{
+    return (kind != EMU_SYS_ATTR) && (kind != EMU_SYS_NODE_COMPUTE) &&
+           (kind != EMU_SYS_NODE_CONTROL);
+}
+
+typedef struct {
+    const char     *name;
+    size_t         len;
+    emu_sys_node_t found;
+    int            hit;
+} emu_sys_lookup_t;
+
+static int emu_sys_lookup_cb(const char *name, const emu_sys_node_t *node,
+                             void *arg)
+{
+    emu_sys_lookup_t *lookup = arg;
+
+    if ((strlen(name) == lookup->len) &&
+        !strncmp(name, lookup->name, lookup->len)) {
+        lookup->found = *node;
+        lookup->hit   = 1;
+        return 1;
+    }
+
+    return 0;
+}
+
+int emu_sys_resolve(const char *path, emu_sys_node_t *node)
+{
+    emu_sys_node_t cur = {EMU_SYS_ROOT, -1, 0};
+    emu_sys_lookup_t lookup;
+    const char *p = path;
+
+    if ((path == NULL) || (path[0] != '/')) {
+        return -ENOENT;
+    }
+
+    for (;;) {
+        while (*p == '/') {
+            ++p;
+        }
+        if (*p == '\0') {
+            break;
+        }
+
+        lookup.name = p;
+        lookup.len  = strcspn(p, "/");
+        lookup.hit  = 0;
+        p          += lookup.len;
+
+        if (!emu_sys_is_dir(cur.kind)) {
+            return -ENOTDIR;
+        }
+
+        emu_sys_children(&cur, emu_sys_lookup_cb, &lookup);
+        if (!lookup.hit) {
+            return -ENOENT;
+        }
+        cur = lookup.found;
+    }
+
+    *node = cur;
+    return 0;
+}
+
+int emu_sys_exists(const char *path)
+{
+    emu_sys_node_t node;
+    int ret = emu_sys_resolve(path, &node);
+
+    return (ret == 0) ? 0 : emu_fail(-ret);
+}
+
+typedef struct {
+    uct_gaudi_drv_dir_cb_t cb;
+    void                   *arg;
+} emu_sys_list_t;
+
+static int emu_sys_list_cb(const char *name, const emu_sys_node_t *node,
+                           void *arg)
+{
+    emu_sys_list_t *list = arg;
+
+    return list->cb(name, list->arg);
+}
+
+int emu_sys_list_dir(const char *path, uct_gaudi_drv_dir_cb_t cb, void *arg)
+{
+    emu_sys_list_t list = {cb, arg};
+    emu_sys_node_t node;
+    int ret;
+
+    if (cb == NULL) {
+        return emu_fail(EINVAL);
+    }
+
+    ret = emu_sys_resolve(path, &node);
+    if (ret != 0) {
+        return emu_fail(-ret);
+    }
+
+    if (!emu_sys_is_dir(node.kind)) {
+        return emu_fail(ENOTDIR);
+    }
+
+    emu_sys_children(&node, emu_sys_list_cb, &list);
+    return 0;
+}
+
+ssize_t emu_sys_read_attr(const char *path, char *buf, size_t max)
+{
+    emu_sys_node_t node;
+    char value[128];
+    int ret, len;
+
+    if ((buf == NULL) || (max == 0)) {
+        return emu_fail(EINVAL);
+    }
+
+    ret = emu_sys_resolve(path, &node);
+    if (ret != 0) {
+        return emu_fail(-ret);
+    }
+
+    if (emu_sys_is_dir(node.kind)) {
+        return emu_fail(EISDIR);
+    } else if (node.kind != EMU_SYS_ATTR) {
+        return emu_fail(EINVAL);    /* a device node, not an attribute */
+    }
+
+    len = emu_sys_attr_value(node.dev, node.attr, value, sizeof(value));
+    len = emu_min((size_t)len, max - 1);
+    memcpy(buf, value, len);
+    buf[len] = '\0';
+    return len;
+}

@@ -1,0 +1,153 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_common.h"
+#include "emu_uaccess.h"
+
+/* process_vm_*() write memory behind valgrind's back: tell it */
+#if defined(__has_include)
+#  if __has_include(<valgrind/memcheck.h>)
+#    include <valgrind/memcheck.h>
+#    define EMU_MEM_DEFINED(_ptr, _len) VALGRIND_MAKE_MEM_DEFINED(_ptr, _len)
+#  endif
+#endif
+#ifndef EMU_MEM_DEFINED
+#  define EMU_MEM_DEFINED(_ptr, _len)
+#endif
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+
+/* process_vm_*() on ourselves; -ENOSYS if the kernel refuses them */
+static int emu_uaccess_vm(void *local, uint64_t remote, size_t len,
+                          int write)
+{
+    struct iovec liov = {local, len};
+    struct iovec riov = {(void*)(uintptr_t)remote, len};
+    ssize_t n;
+
+    if (len == 0) {
+        return 0;
+    }
+
+    if (remote == 0) {
+        return -EFAULT;
+    }
+
+    n = write ? process_vm_writev(getpid(), &liov, 1, &riov, 1, 0) :
+                process_vm_readv(getpid(), &liov, 1, &riov, 1, 0);
+    if (n == (ssize_t)len) {
+        EMU_MEM_DEFINED(write ? riov.iov_base : liov.iov_base, len);
+        return 0;
+    } else if ((n < 0) && ((errno == ENOSYS) || (errno == EPERM))) {
+        return -ENOSYS;
+    }
+
+    return -EFAULT;
+}
+
+int emu_copy_from_user(void *dst, uint64_t src, size_t len)
+{
+    int ret = emu_uaccess_vm(dst, src, len, 0);
+
+    if (ret == -ENOSYS) {
+        memcpy(dst, (const void*)(uintptr_t)src, len);
+        ret = 0;
+    }
+
+    return ret;
+}
+
+int emu_copy_to_user(uint64_t dst, const void *src, size_t len)
+{
+    int ret = emu_uaccess_vm((void*)src, dst, len, 1);
+
+    if (ret == -ENOSYS) {
+        memcpy((void*)(uintptr_t)dst, src, len);
+        ret = 0;
+    }
+
+    return ret;
+}
+
+static char *emu_read_maps(void)
+{
+    size_t size = 0, cap = 65536;
+    char *buf = NULL, *tmp;
+    ssize_t n;
+    int fd;
+
+    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return NULL;
+    }
+
+    do {
+        if ((buf == NULL) || (size + 1 >= cap)) {
+            cap *= (buf == NULL) ? 1 : 2;
+            tmp  = realloc(buf, cap);
+            if (tmp == NULL) {
+                free(buf);
+                close(fd);
+                return NULL;
+            }
+            buf = tmp;
+        }
+        n = read(fd, buf + size, cap - size - 1);
+        if (n > 0) {
+            size += n;
+        }
+    } while ((n > 0) || ((n < 0) && (errno == EINTR)));
+
+    close(fd);
+    buf[size] = '\0';
+    return buf;
+}
+
+int emu_check_user_writable(uint64_t addr, uint64_t len)
+{
+    uint64_t cur = addr, end = addr + len;
+    unsigned long long start, stop;
+    char perms[8];
+    char *maps, *line;
+    int ret = -EFAULT;
+
+    if ((addr == 0) || (end < addr)) {
+        return -EFAULT;
+    }
+
+    maps = emu_read_maps();
+    if (maps == NULL) {
+        return -ENOMEM;
+    }
+
+    /* /proc/self/maps is sorted: walk the regions covering [addr, end) */
+    for (line = maps; (line != NULL) && (*line != '\0');
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        if (sscanf(line, "%llx-%llx %7s", &start, &stop, perms) != 3) {
+            continue;
+        }
+        if (stop <= cur) {
+            continue;
+        }
+        if ((start > cur) || (perms[1] != 'w')) {
+            break;
+        }
+        cur = stop;
+        if (cur >= end) {
+            ret = 0;
+            break;
+        }
+    }
+
+    free(maps);
+    return ret;
+}

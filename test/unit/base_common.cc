@@ -1,0 +1,181 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "base_common.h"
+
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+
+namespace gaudi_base_test {
+
+static std::vector<std::string> captured;
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw)
+{
+    return remove(path);
+}
+
+state_dir::state_dir()
+{
+    char tmpl[] = "/tmp/gaudi-base-test.XXXXXX";
+
+    if (mkdtemp(tmpl) == NULL) {
+        ADD_FAILURE() << "mkdtemp: " << strerror(errno);
+    }
+    m_path = tmpl;
+}
+
+state_dir::~state_dir()
+{
+    nftw(m_path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+pid_t start_child(const std::function<void()> &fn, unsigned timeout_sec)
+{
+    pid_t pid;
+
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid != 0) {
+        return pid;
+    }
+
+    alarm(timeout_sec);   /* a hang becomes a SIGALRM crash */
+    fn();
+    fflush(stdout);
+    fflush(stderr);
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+}
+
+void wait_child(pid_t pid, const char *what)
+{
+    int status;
+
+    ASSERT_GT(pid, 0) << what << ": fork failed";
+    ASSERT_EQ(pid, waitpid(pid, &status, 0)) << what;
+    if (WIFSIGNALED(status)) {
+        ADD_FAILURE() << what << ": child killed by signal "
+                      << WTERMSIG(status) << " (" << strsignal(WTERMSIG(status))
+                      << ")";
+    } else {
+        EXPECT_EQ(0, WEXITSTATUS(status))
+                << what << ": child reported failures (see above)";
+    }
+}
+
+void run_in_child(const std::function<void()> &fn, unsigned timeout_sec)
+{
+    wait_child(start_child(fn, timeout_sec), "child");
+}
+
+void set_emu_env(unsigned num_devices, const state_dir &dir, const char *asic,
+                 const char *abi, const char *exec)
+{
+    setenv("UCX_GAUDI_EMU_DEVICES", std::to_string(num_devices).c_str(), 1);
+    setenv("UCX_GAUDI_EMU_STATE_DIR", dir.path(), 1);
+    setenv("UCX_GAUDI_EMU_ASIC", asic, 1);
+    setenv("UCX_GAUDI_EMU_ABI", abi, 1);
+    setenv("UCX_GAUDI_EMU_EXEC", exec, 1);
+    setenv("UCX_GAUDI_EMU_HBM_SIZE", "256m", 1);
+}
+
+static ucs_log_func_rc_t
+log_handler(const char *file, unsigned line, const char *function,
+            ucs_log_level_t level, const ucs_log_component_config_t *comp_conf,
+            const char *message, va_list ap)
+{
+    char buf[1024];
+    va_list aq;
+
+    if (level <= UCS_LOG_LEVEL_WARN) {
+        va_copy(aq, ap);
+        vsnprintf(buf, sizeof(buf), message, aq);
+        va_end(aq);
+        captured.push_back(buf);
+    }
+
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+log_capture::log_capture()
+{
+    captured.clear();
+    ucs_log_push_handler(log_handler);
+}
+
+log_capture::~log_capture()
+{
+    ucs_log_pop_handler();
+}
+
+const std::vector<std::string> &log_capture::messages() const
+{
+    return captured;
+}
+
+unsigned log_capture::count(const std::string &text) const
+{
+    unsigned n = 0;
+
+    for (const std::string &msg : captured) {
+        n += (msg.find(text) != std::string::npos);
+    }
+    return n;
+}
+
+void log_capture::clear()
+{
+    captured.clear();
+}
+
+uct_gaudi_dev_t *acquire_device()
+{
+    uct_gaudi_dev_t *dev = NULL;
+    ucs_status_t status;
+
+    status = uct_gaudi_base_init();
+    EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
+    status = uct_gaudi_dev_acquire(&dev);
+    EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
+    return (status == UCS_OK) ? dev : NULL;
+}
+
+barrier::barrier()
+{
+    if (pipe(m_fds) != 0) {
+        ADD_FAILURE() << "pipe: " << strerror(errno);
+    }
+}
+
+barrier::~barrier()
+{
+    close(m_fds[0]);
+    close(m_fds[1]);
+}
+
+void barrier::signal()
+{
+    char c = 1;
+
+    ASSERT_EQ(1, write(m_fds[1], &c, 1));
+}
+
+void barrier::wait()
+{
+    char c;
+
+    ASSERT_EQ(1, read(m_fds[0], &c, 1));
+}
+
+} /* namespace gaudi_base_test */

@@ -1,0 +1,226 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "base_common.h"
+
+#include <dlfcn.h>
+#include <numa.h>
+
+using namespace gaudi_base_test;
+
+
+static void check_discovery(const char *asic_name, uct_gaudi_asic_t asic,
+                            const char *abi, uint64_t dram_base)
+{
+    const uct_gaudi_dev_info_t *info;
+    char path[64];
+    unsigned i;
+
+    ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+    EXPECT_TRUE(uct_gaudi_seam_is_emulated());
+    EXPECT_STREQ(abi, uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
+    ASSERT_EQ(2u, uct_gaudi_base_num_devices());
+    EXPECT_EQ(NULL, uct_gaudi_base_device(2));
+
+    for (i = 0; i < 2; ++i) {
+        info = uct_gaudi_base_device(i);
+        ASSERT_TRUE(info != NULL);
+        EXPECT_EQ(i, info->index);
+        EXPECT_EQ((int)i, info->minor);
+        EXPECT_EQ("gaudi" + std::to_string(i), info->name);
+        EXPECT_EQ(asic, info->asic) << asic_name;
+        EXPECT_EQ(1 - i, info->module_id); /* emulator: N - 1 - index */
+        EXPECT_EQ(HL_DEVICE_STATUS_OPERATIONAL, info->status);
+        EXPECT_EQ(asic != UCT_GAUDI_ASIC_GAUDI3, !!info->usable);
+        EXPECT_EQ(12u, strlen(info->bus_id)) << info->bus_id;
+        EXPECT_NE(UCS_SYS_DEVICE_ID_UNKNOWN, info->sys_dev);
+        EXPECT_STREQ(("GAUDI_" + std::to_string(i)).c_str(),
+                     ucs_topo_sys_device_get_name(info->sys_dev));
+        EXPECT_EQ((numa_available() >= 0) ? 0 : -1, info->numa_node);
+        EXPECT_EQ(dram_base, info->dram_base);
+        EXPECT_EQ(256ull << 20, info->dram_size);
+        EXPECT_NE(0u, info->alloc_page_size);
+
+        uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_COMPUTE, i, path,
+                                  sizeof(path));
+        EXPECT_STREQ(path, info->compute_path);
+        EXPECT_EQ(strcmp(abi, "misc") ? 0 : 1,
+                  !strncmp(info->compute_path, "/dev/hl", 7))
+                << info->compute_path;
+    }
+
+    EXPECT_NE(uct_gaudi_base_device(0)->sys_dev,
+              uct_gaudi_base_device(1)->sys_dev);
+    EXPECT_EQ((asic == UCT_GAUDI_ASIC_GAUDI3) ? 0u : 2u,
+              uct_gaudi_base_num_usable());
+}
+
+TEST(base_discovery, abi_generations) {
+    static const char *abis[] = {"misc", "trans", "drm"};
+
+    for (const char *abi : abis) {
+        state_dir dir;
+
+        run_in_child([&]() {
+            set_emu_env(2, dir, "gaudi2", abi);
+            check_discovery("gaudi2", UCT_GAUDI_ASIC_GAUDI2, abi,
+                            0x1001000000000000ull);
+        });
+    }
+}
+
+TEST(base_discovery, asics) {
+    state_dir dir1, dir3;
+
+    run_in_child([&]() {
+        set_emu_env(2, dir1, "gaudi1", "misc");
+        check_discovery("gaudi1", UCT_GAUDI_ASIC_GAUDI1, "misc", 0x20000000);
+    });
+    run_in_child([&]() {
+        set_emu_env(2, dir3, "gaudi3", "drm");
+        check_discovery("gaudi3", UCT_GAUDI_ASIC_GAUDI3, "drm",
+                        0x1001000000000000ull);
+    });
+}
+
+TEST(base_discovery, mapping_table_env) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        const uct_gaudi_dev_info_t *info;
+
+        set_emu_env(2, dir);
+        /* module 0 is the emulator's device 1 */
+        setenv("GAUDI_MAPPING_TABLE", "[{\"index\":0,\"module_id\":0}]", 1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(2u, uct_gaudi_base_num_devices());
+
+        info = uct_gaudi_base_device(0);
+        EXPECT_EQ(1, info->minor);
+        EXPECT_EQ(0u, info->index);
+        EXPECT_STREQ("gaudi0", info->name);
+        EXPECT_STREQ("GAUDI_0", ucs_topo_sys_device_get_name(info->sys_dev));
+        info = uct_gaudi_base_device(1);
+        EXPECT_EQ(0, info->minor);
+        EXPECT_STREQ("gaudi1", info->name);
+        EXPECT_STREQ("GAUDI_1", ucs_topo_sys_device_get_name(info->sys_dev));
+    });
+}
+
+TEST(base_discovery, mapping_table_env_malformed) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        log_capture log;
+
+        set_emu_env(2, dir);
+        setenv("GAUDI_MAPPING_TABLE",
+               "[{\"index\":0,\"module_id\":0},{\"index\":0,\"module_id\":1}]",
+               1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(2u, uct_gaudi_base_num_devices());
+        EXPECT_EQ(1u, log.count("GAUDI_MAPPING_TABLE"));
+        EXPECT_EQ(1u, log.count("entry [1]: duplicate index 0"));
+        /* identity order */
+        EXPECT_EQ(0, uct_gaudi_base_device(0)->minor);
+        EXPECT_EQ(1, uct_gaudi_base_device(1)->minor);
+    });
+}
+
+TEST(base_discovery, no_emulator_by_default) {
+    run_in_child([&]() {
+        unsetenv("UCX_GAUDI_EMU_DEVICES");
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        EXPECT_FALSE(uct_gaudi_seam_is_emulated());
+        EXPECT_EQ(&uct_gaudi_drv_kernel_ops, uct_gaudi_seam_ops);
+        EXPECT_TRUE(dlopen(UCT_GAUDI_EMU_LIB_NAME,
+                           RTLD_NOW | RTLD_NOLOAD) == NULL);
+        if (access("/dev/accel", F_OK) && access("/dev/hl_controlD0", F_OK)) {
+            /* a machine without Gaudi: no devices, no error */
+            EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+        }
+    });
+}
+
+TEST(base_discovery, emulator_init_failure) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        log_capture log;
+
+        set_emu_env(2, dir);
+        setenv("UCX_GAUDI_EMU_FAULTS", "no-such-fault", 1);
+        EXPECT_NE(UCS_OK, uct_gaudi_base_init());
+        EXPECT_EQ(1u, log.count("failed to initialize the Gaudi emulator"));
+        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+        EXPECT_FALSE(uct_gaudi_seam_is_emulated());
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
+    });
+}
+
+TEST(base_discovery, bad_config_value) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        log_capture log;
+
+        set_emu_env(2, dir);
+        setenv("UCX_GAUDI_EMU_ASIC", "gaudi9", 1);
+        EXPECT_NE(UCS_OK, uct_gaudi_base_init());
+        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+        EXPECT_GE(log.count("Gaudi configuration"), 1u);
+    });
+}
+
+TEST(base_discovery, config_table_registered) {
+    run_in_child([&]() {
+        const uct_gaudi_base_config_t *config;
+        ucs_config_global_list_entry_t *entry;
+        int found = 0;
+
+        ucs_list_for_each(entry, &ucs_config_global_list, list) {
+            found += (entry->prefix != NULL) &&
+                     !strcmp(entry->prefix, "GAUDI_") &&
+                     !strcmp(entry->name, "Gaudi");
+        }
+        EXPECT_EQ(1, found);
+
+        setenv("UCX_GAUDI_EMU_DEVICES", "0", 1);
+        setenv("UCX_GAUDI_DEVICE", "module:3", 1);
+        setenv("UCX_GAUDI_DMA_TIMEOUT", "5s", 1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        config = uct_gaudi_base_config();
+        ASSERT_TRUE(config != NULL);
+        EXPECT_STREQ("module:3", config->device);
+        EXPECT_DOUBLE_EQ(5.0, config->dma_timeout);
+        EXPECT_EQ(0u, config->emu_devices);
+        EXPECT_EQ((unsigned)UCT_GAUDI_ABI_DRM, config->emu_abi);
+    });
+}
+
+TEST(base_discovery, cleanup_and_reinit) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        set_emu_env(2, dir);
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        EXPECT_EQ(2u, uct_gaudi_base_num_devices());
+        uct_gaudi_base_cleanup();
+        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+        EXPECT_TRUE(uct_gaudi_base_config() == NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        EXPECT_EQ(2u, uct_gaudi_base_num_devices());
+
+        /* another configuration in the same process */
+        uct_gaudi_base_cleanup();
+        set_emu_env(1, dir, "gaudi1", "misc");
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(1u, uct_gaudi_base_num_devices());
+        EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_base_device(0)->asic);
+        EXPECT_EQ(UCT_GAUDI_ABI_MISC, uct_gaudi_ioctl_abi());
+    });
+}

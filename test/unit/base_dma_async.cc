@@ -1,0 +1,368 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "base_common.h"
+
+#include <uct/api/uct.h>
+
+using namespace gaudi_base_test;
+
+/*
+ * The asynchronous DMA engine (channels): posting, completion in progress,
+ * batching, back-pressure and failures mid-stream, over the emulator.
+ */
+
+static const size_t MB = 1ul << 20;
+
+
+namespace {
+
+/* A completion that counts its invocations and keeps the last status */
+struct test_comp {
+    uct_completion_t super;
+    unsigned         calls;
+
+    test_comp() : calls(0) {
+        super.func   = done;
+        super.count  = 1;
+        super.status = UCS_OK;
+    }
+
+    static void done(uct_completion_t *self) {
+        ++ucs_container_of(self, test_comp, super)->calls;
+    }
+
+    /* re-arm for another operation */
+    void reset() {
+        calls        = 0;
+        super.count  = 1;
+        super.status = UCS_OK;
+    }
+};
+
+/* Host memory mapped for the device, unmapped at destruction */
+struct host_buf {
+    uct_gaudi_dev_t      *dev;
+    std::vector<uint8_t> data;
+    uint64_t             dva;
+
+    host_buf(uct_gaudi_dev_t *d, size_t size, uint8_t fill) :
+        dev(d), data(size, fill), dva(0) {
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_map_host(dev, data.data(), size,
+                                                 &dva));
+    }
+
+    ~host_buf() {
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dva));
+    }
+};
+
+void fill_pattern(uint8_t *buf, size_t length, unsigned seed)
+{
+    uint32_t x = seed * 2654435761u + 7;
+    size_t i;
+
+    for (i = 0; i < length; ++i) {
+        x      = x * 1103515245u + 12345u;
+        buf[i] = x >> 16;
+    }
+}
+
+/* Progress until @a comp was invoked (bounded by the DMA timeout) */
+void wait_comp(uct_gaudi_dma_chan_t *chan, test_comp &comp)
+{
+    while (comp.calls == 0) {
+        uct_gaudi_dma_chan_progress(chan);
+    }
+}
+
+/* Post one copy and wait for it; returns the completion status */
+ucs_status_t chan_copy(uct_gaudi_dma_chan_t *chan, uint64_t dst, uint64_t src,
+                       size_t length)
+{
+    uct_gaudi_dma_xfer_t xfer = {dst, src, length};
+    test_comp comp;
+    ucs_status_t status;
+
+    status = uct_gaudi_dma_chan_post(chan, &xfer, 1, &comp.super);
+    if (status != UCS_INPROGRESS) {
+        return status;
+    }
+
+    wait_comp(chan, comp);
+    EXPECT_EQ(1u, comp.calls);
+    return comp.super.status;
+}
+
+/* host -> device -> device -> host on one channel, from and to unaligned
+ * host offsets; byte exact, nothing written around the destination */
+void check_three_directions(uct_gaudi_dev_t *dev, uct_gaudi_dma_chan_t *chan,
+                            size_t length, unsigned src_off, unsigned dst_off)
+{
+    host_buf src(dev, length + 64, 0), dst(dev, length + 64, 0xee);
+    uct_gaudi_mem_t a, b;
+
+    fill_pattern(&src.data[src_off], length, (unsigned)length);
+    ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, length, &a));
+    ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, length, &b));
+    EXPECT_EQ(UCS_OK, chan_copy(chan, a.dva, src.dva + src_off, length));
+    EXPECT_EQ(UCS_OK, chan_copy(chan, b.dva, a.dva, length));
+    EXPECT_EQ(UCS_OK, chan_copy(chan, dst.dva + dst_off, b.dva, length));
+    EXPECT_EQ(0, memcmp(&src.data[src_off], &dst.data[dst_off], length))
+            << "length " << length;
+    EXPECT_EQ(0xee, dst.data[dst_off + length]);
+    if (dst_off > 0) {
+        EXPECT_EQ(0xee, dst.data[dst_off - 1]);
+    }
+
+    EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &a));
+    EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &b));
+}
+
+void run_directions(const char *asic, const char *exec)
+{
+    state_dir dir;
+
+    run_in_child([&]() {
+        static const size_t sizes[] = {1, 3, 4095, 4097, MB + 3, 64 * MB};
+        uct_gaudi_dma_chan_t chan;
+        uct_gaudi_dev_t *dev;
+        unsigned i;
+
+        set_emu_env(1, dir, asic, "drm", exec);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 8, 16, &chan));
+        for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+            check_three_directions(dev, &chan, sizes[i], i % 8,
+                                   (i * 5 + 3) % 8);
+        }
+
+        /* every direction was used and counted */
+        EXPECT_EQ(6u, chan.counters.posted[UCT_GAUDI_DMA_H2D]);
+        EXPECT_EQ(6u, chan.counters.posted[UCT_GAUDI_DMA_D2D]);
+        EXPECT_EQ(6u, chan.counters.posted[UCT_GAUDI_DMA_D2H]);
+        EXPECT_EQ(chan.counters.bytes[UCT_GAUDI_DMA_H2D],
+                  chan.counters.bytes[UCT_GAUDI_DMA_D2H]);
+        EXPECT_EQ(0u, chan.counters.errors);
+        EXPECT_TRUE(uct_gaudi_dma_chan_is_idle(&chan));
+        uct_gaudi_dma_chan_cleanup(&chan);
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+} /* namespace */
+
+
+TEST(base_dma_async, directions_gaudi2_thread) {
+    run_directions("gaudi2", "thread");
+}
+
+TEST(base_dma_async, directions_gaudi2_inline) {
+    run_directions("gaudi2", "inline");
+}
+
+TEST(base_dma_async, directions_gaudi1) {
+    run_directions("gaudi1", "thread");
+}
+
+/* Several copies in one submission, and a batch too large for a CB */
+TEST(base_dma_async, batching) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        const size_t piece = 1000;
+        uct_gaudi_dma_xfer_t xfers[10], too_many[17];
+        uct_gaudi_dma_chan_t chan;
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        test_comp comp;
+        uint64_t num_cs;
+        unsigned i;
+
+        set_emu_env(1, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        {
+        host_buf src(dev, 10 * piece, 0), dst(dev, 10 * piece, 0);
+        fill_pattern(src.data.data(), src.data.size(), 3);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 10 * piece, &mem));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 16, &chan));
+
+        /* scatter in reverse order, gather back in order */
+        for (i = 0; i < 10; ++i) {
+            xfers[i] = {mem.dva + (9 - i) * piece, src.dva + i * piece,
+                        piece};
+        }
+        num_cs = chan.counters.num_cs;
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_gaudi_dma_chan_post(&chan, xfers, 10, &comp.super));
+        EXPECT_EQ(num_cs + 1, chan.counters.num_cs);
+        wait_comp(&chan, comp);
+        EXPECT_EQ(UCS_OK, comp.super.status);
+
+        for (i = 0; i < 10; ++i) {
+            xfers[i] = {dst.dva + (9 - i) * piece, mem.dva + i * piece,
+                        piece};
+        }
+        comp.reset();
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_gaudi_dma_chan_post(&chan, xfers, 10, &comp.super));
+        wait_comp(&chan, comp);
+        EXPECT_EQ(UCS_OK, comp.super.status);
+        for (i = 0; i < src.data.size(); ++i) {
+            ASSERT_EQ(src.data[i], dst.data[i]) << "first difference at " << i;
+        }
+        EXPECT_EQ(num_cs + 2, chan.counters.num_cs);
+
+        /* more packets than a command buffer holds: refused, not cut */
+        for (i = 0; i < 17; ++i) {
+            too_many[i] = {mem.dva, src.dva, 1};
+        }
+        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+                  uct_gaudi_dma_chan_post(&chan, too_many, 17, NULL));
+        /* zero-length copies need no submission */
+        xfers[0].length = 0;
+        EXPECT_EQ(UCS_OK, uct_gaudi_dma_chan_post(&chan, xfers, 1, NULL));
+
+        uct_gaudi_dma_chan_cleanup(&chan);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        }
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+/* A full channel and a full driver queue are back-pressure: the post
+ * returns UCS_ERR_NO_RESOURCE at once, and goes through after progress */
+TEST(base_dma_async, back_pressure) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dma_xfer_t xfer;
+        uct_gaudi_dma_chan_t chan;
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        test_comp comps[3];
+        log_capture log;
+        unsigned i;
+
+        set_emu_env(1, dir);
+        /* every CS takes 50 ms, so two of them keep the channel full */
+        setenv("UCX_GAUDI_EMU_LATENCY", "50ms", 1);
+        /* the driver's queue is full for the 3rd submission ioctl */
+        setenv("UCX_GAUDI_EMU_FAULTS", "fail:cs:3:EAGAIN", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 2, 4, &chan));
+        xfer = {mem.dva + MB / 2, mem.dva, MB / 2};
+
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[0].super));
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[1].super));
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE,
+                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[2].super));
+        EXPECT_EQ(0u, comps[2].calls);
+        EXPECT_EQ(1u, chan.counters.no_resource);
+
+        /* room in the channel, but the driver's queue is full */
+        wait_comp(&chan, comps[0]);
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE,
+                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[2].super));
+        EXPECT_EQ(2u, chan.counters.no_resource);
+        EXPECT_EQ(0u, comps[2].calls);
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[2].super));
+        EXPECT_EQ(UCS_OK, uct_gaudi_dma_chan_wait(&chan));
+        for (i = 0; i < 3; ++i) {
+            EXPECT_EQ(1u, comps[i].calls) << i;
+            EXPECT_EQ(UCS_OK, comps[i].super.status) << i;
+        }
+        EXPECT_FALSE(dev->failed);
+        EXPECT_TRUE(log.messages().empty()); /* back-pressure is no error */
+
+        uct_gaudi_dma_chan_cleanup(&chan);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+/* A CS aborted in the middle of a stream: its completion and every later
+ * one report an error (none reports success for a copy that did not
+ * happen), nothing hangs, and the device reports the failure afterwards */
+TEST(base_dma_async, abort_mid_stream) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        const unsigned num = 6;
+        uct_gaudi_dma_xfer_t xfer;
+        uct_gaudi_dma_chan_t chan;
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        test_comp comps[num];
+        unsigned i, ok = 0, failed = 0;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_EMU_LATENCY", "10ms", 1);
+        setenv("UCX_GAUDI_EMU_FAULTS", "cs_abort:3", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, num, 4, &chan));
+        xfer = {mem.dva + MB / 2, mem.dva, MB / 2};
+        for (i = 0; i < num; ++i) {
+            ASSERT_EQ(UCS_INPROGRESS,
+                      uct_gaudi_dma_chan_post(&chan, &xfer, 1,
+                                              &comps[i].super)) << i;
+        }
+
+        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_chan_wait(&chan));
+        for (i = 0; i < num; ++i) {
+            EXPECT_EQ(1u, comps[i].calls) << i;
+            if (comps[i].super.status == UCS_OK) {
+                ++ok;
+                EXPECT_EQ(failed, 0u) << "success after a failure: " << i;
+            } else {
+                ++failed;
+            }
+        }
+        EXPECT_EQ(2u, ok);
+        EXPECT_EQ(num - 2, failed);
+        EXPECT_TRUE(dev->failed);
+        EXPECT_EQ(UCS_ERR_IO_ERROR,
+                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, NULL));
+        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_copy(dev, mem.dva + 1,
+                                                       mem.dva, 1));
+        uct_gaudi_dma_chan_cleanup(&chan);
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+/* Gaudi3 has no public DMA path: a channel says so clearly */
+TEST(base_dma_async, gaudi3_unsupported) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dma_chan_t chan;
+        uct_gaudi_dev_t *dev;
+        log_capture log;
+        ucs_status_t status;
+
+        set_emu_env(1, dir, "gaudi3");
+        status = uct_gaudi_dev_acquire(&dev);
+        if (status != UCS_OK) {
+            /* ownership already refuses an ASIC it cannot drive */
+            EXPECT_EQ(UCS_ERR_UNSUPPORTED, status);
+            return;
+        }
+
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                  uct_gaudi_dma_chan_init(dev, 4, 4, &chan));
+        EXPECT_EQ(1u, log.count("not supported"));
+        uct_gaudi_dev_release(dev);
+    });
+}

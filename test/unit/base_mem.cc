@@ -1,0 +1,194 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "base_common.h"
+
+#include <stdlib.h>
+
+extern "C" {
+#include <ucs/memory/memtype_cache.h>
+}
+
+using namespace gaudi_base_test;
+
+
+static const size_t MB = 1ul << 20;
+
+
+static void check_alloc_free(uct_gaudi_dev_t *dev)
+{
+    uct_gaudi_mem_t mem1, mem2;
+    size_t alloc_length;
+    uint64_t base;
+
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_gaudi_mem_alloc(dev, 0, &mem1));
+
+    ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1, &mem1));
+    ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 3 * MB + 1, &mem2));
+    EXPECT_EQ(2 * MB, mem1.length);
+    EXPECT_EQ(4 * MB, mem2.length);
+    EXPECT_NE(mem1.dva, mem2.dva);
+    EXPECT_TRUE((mem1.dva + mem1.length <= mem2.dva) ||
+                (mem2.dva + mem2.length <= mem1.dva));
+
+    /* lookup: inside one allocation only */
+    ASSERT_EQ(UCS_OK, uct_gaudi_mem_lookup(dev, mem2.dva + 100, 1000, &base,
+                                           &alloc_length));
+    EXPECT_EQ(mem2.dva, base);
+    EXPECT_EQ(mem2.length, alloc_length);
+    EXPECT_EQ(UCS_OK, uct_gaudi_mem_lookup(dev, mem2.dva, mem2.length, &base,
+                                           &alloc_length));
+    EXPECT_EQ(UCS_ERR_NO_ELEM,
+              uct_gaudi_mem_lookup(dev, mem2.dva + mem2.length - 1, 2, &base,
+                                   &alloc_length));
+    EXPECT_EQ(UCS_ERR_NO_ELEM,
+              uct_gaudi_mem_lookup(dev, 0x10000, 1, &base, &alloc_length));
+    EXPECT_TRUE(uct_gaudi_mem_is_device_address(dev, mem1.dva, mem1.length));
+    EXPECT_FALSE(uct_gaudi_mem_is_device_address(dev, (uintptr_t)&base, 8));
+
+    EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem1));
+    EXPECT_EQ(UCS_ERR_NO_ELEM, uct_gaudi_mem_lookup(dev, mem1.dva, 1, &base,
+                                                    &alloc_length));
+
+    /* a double free, or a range never allocated, is refused */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_gaudi_mem_free(dev, &mem1));
+    mem1.dva     = mem2.dva + 2 * MB;
+    mem1.length  = 2 * MB;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_gaudi_mem_free(dev, &mem1));
+    EXPECT_EQ(UCS_OK, uct_gaudi_mem_lookup(dev, mem2.dva, mem2.length, &base,
+                                           &alloc_length));
+    EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem2));
+    EXPECT_EQ(0u, dev->mem.count);
+}
+
+TEST(base_mem, gaudi2_alloc_free) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+
+        set_emu_env(2, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        check_alloc_free(dev);
+
+        /* device VAs and handles, not host pointers */
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        EXPECT_NE(0u, mem.handle);
+        EXPECT_GE(mem.dva, dev->info->dram_base);
+        EXPECT_GE(mem.dva, 1ull << 47);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+TEST(base_mem, gaudi1_alloc_free) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        ucs_memory_info_t mem_info;
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+
+        set_emu_env(2, dir, "gaudi1", "misc");
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        EXPECT_FALSE(dev->memtype_range); /* physical: could be host VAs */
+        check_alloc_free(dev);
+
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        EXPECT_EQ(0u, mem.handle);
+        EXPECT_EQ(dev->info->dram_base, mem.dva); /* first fit */
+
+        /* registered in the memtype cache per allocation */
+        ASSERT_EQ(UCS_OK, ucs_memtype_cache_lookup((void*)(mem.dva + 64), 64,
+                                                   &mem_info));
+        EXPECT_EQ(UCS_MEMORY_TYPE_GAUDI, mem_info.type);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        EXPECT_EQ(UCS_ERR_NO_ELEM,
+                  ucs_memtype_cache_lookup((void*)(mem.dva + 64), 64,
+                                           &mem_info));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+TEST(base_mem, out_of_memory) {
+    static const char *asics[] = {"gaudi2", "gaudi1"};
+
+    for (const char *asic : asics) {
+        state_dir dir;
+
+        run_in_child([&]() {
+            uct_gaudi_mem_t mem, big;
+            uct_gaudi_dev_t *dev;
+            log_capture log;
+
+            set_emu_env(2, dir, asic);
+            dev = acquire_device();
+            ASSERT_TRUE(dev != NULL);
+            EXPECT_EQ(UCS_ERR_NO_MEMORY,
+                      uct_gaudi_mem_alloc(dev, 512 * MB, &mem)) << asic;
+            EXPECT_GE(log.messages().size(), 1u);
+
+            /* all of it, then nothing more */
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 256 * MB, &big));
+            EXPECT_EQ(UCS_ERR_NO_MEMORY, uct_gaudi_mem_alloc(dev, MB, &mem));
+            EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+            EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+            uct_gaudi_dev_release(dev);
+        });
+    }
+}
+
+TEST(base_mem, map_host_keeps_offset) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        uint64_t dva;
+        char *buf;
+
+        set_emu_env(2, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        buf = (char*)malloc(3 * 4096);
+        ASSERT_TRUE(buf != NULL);
+
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_map_host(dev, buf + 123, 5000, &dva));
+        EXPECT_EQ(((uintptr_t)buf + 123) & 4095, dva & 4095);
+        EXPECT_FALSE(uct_gaudi_mem_is_device_address(dev, dva, 5000));
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dva));
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_gaudi_mem_unmap(dev, dva));
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  uct_gaudi_mem_map_host(dev, buf, 0, &dva));
+        free(buf);
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+TEST(base_mem, leaked_allocations_released) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+
+        set_emu_env(2, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 200 * MB, &mem));
+        uct_gaudi_dev_release(dev);
+
+        /* released at the last release: the whole HBM is free again */
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 256 * MB, &mem));
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+    });
+}

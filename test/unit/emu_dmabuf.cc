@@ -1,0 +1,312 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_cs_test.h"
+
+#include <sys/socket.h>
+
+/* DMA-BUF export (op 5) and the out-of-tree import (op 99) */
+
+class emu_dmabuf : public emu_cs_test {
+protected:
+    int export_fd(uint64_t addr, uint64_t size, uint64_t offset, int *fd,
+                  int fd_dev = -1)
+    {
+        union hl_mem_args args;
+        struct uct_gaudi_mem_export_in *in =
+                (struct uct_gaudi_mem_export_in*)&args.in;
+        int err;
+
+        memset(&args, 0, sizeof(args));
+        args.in.op    = HL_MEM_OP_EXPORT_DMABUF_FD;
+        args.in.flags = O_RDWR | O_CLOEXEC;
+        in->addr      = addr;
+        in->mem_size  = size;
+        in->offset    = offset;
+        err           = mem((fd_dev >= 0) ? fd_dev : m_fd, &args);
+        *fd           = args.out.fd;
+        return err;
+    }
+
+    int import_fd(int fd_dev, int dmabuf, uint64_t length, uint64_t *va)
+    {
+        union hl_mem_args args;
+        struct uct_gaudi_mem_reg_dmabuf_in *in =
+                (struct uct_gaudi_mem_reg_dmabuf_in*)&args.in;
+        int err;
+
+        memset(&args, 0, sizeof(args));
+        args.in.op = UCT_GAUDI_MEM_OP_REG_DMABUF_FD;
+        in->fd     = dmabuf;
+        in->length = length;
+        err        = mem(fd_dev, &args);
+        *va        = args.out.device_virt_addr;
+        return err;
+    }
+
+    /* Fill [dev, dev+size) with a pattern through the DMA engine */
+    void fill(uint64_t dev, size_t size, uint8_t seed)
+    {
+        std::vector<uint8_t> buf(size);
+        uint64_t va, seq;
+
+        for (size_t i = 0; i < size; ++i) {
+            buf[i] = (uint8_t)(i * 7 + seed);
+        }
+        ASSERT_EQ(0, map_host(m_fd, buf.data(), size, &va));
+        ASSERT_EQ(0, dma(va, dev, size, &seq));
+        ASSERT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+        ASSERT_EQ(0, unmap(m_fd, va));
+    }
+
+    static bool check(const uint8_t *buf, size_t size, uint8_t seed,
+                      size_t first = 0)
+    {
+        for (size_t i = 0; i < size; ++i) {
+            if (buf[i] != (uint8_t)((first + i) * 7 + seed)) {
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+TEST_F(emu_dmabuf, export_rules) {
+    open_ok();
+
+    uint64_t h, va, hva;
+    int fd;
+    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
+
+    EXPECT_EQ(EINVAL, export_fd(va + 4096, 4096, 0, &fd));   /* not exact */
+    EXPECT_EQ(EINVAL, export_fd(va, 0, 0, &fd));
+    EXPECT_EQ(EINVAL, export_fd(va, 100, 0, &fd));           /* not paged */
+    EXPECT_EQ(EINVAL, export_fd(va, 4096, 100, &fd));
+    EXPECT_EQ(EINVAL, export_fd(va, 4 << 20, 4096, &fd));    /* too long */
+    ASSERT_EQ(0, map_host(m_fd, m_cb, 4096, &hva));
+    EXPECT_EQ(EINVAL, export_fd(hva, 4096, 0, &fd));         /* host map */
+
+    ASSERT_EQ(0, export_fd(va, 2 << 20, 2 << 20, &fd));
+    EXPECT_GE(fd, 0);
+    EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+
+    /* the CPU cannot map it */
+    EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0));
+
+    /* the exported mapping is pinned until the dma-buf is released */
+    EXPECT_EQ(EINVAL, unmap(m_fd, va));
+    EXPECT_EQ(0, close(fd));
+    EXPECT_EQ(0, unmap(m_fd, va));
+    EXPECT_EQ(0, free_handle(m_fd, h));
+}
+
+TEST_F(emu_dmabuf, export_misc_handle_form) {
+    m_cfg.abi = UCT_GAUDI_ABI_MISC;
+    open_ok();
+
+    uint64_t h;
+    int fd;
+    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
+    EXPECT_EQ(EINVAL, export_fd(h + 1, 4096, 0, &fd));
+    ASSERT_EQ(0, export_fd(h, 4 << 20, 0, &fd));   /* 6.1: the handle */
+    close(fd);
+}
+
+TEST_F(emu_dmabuf, export_gaudi1_physical) {
+    m_cfg.asic = UCT_GAUDI_ASIC_GAUDI1;
+    open_ok();
+
+    uint64_t base = hw_ip(m_fd).dram_base_address;
+    int fd;
+    EXPECT_EQ(EINVAL, export_fd(base, 4096, 4096, &fd));     /* offset */
+    EXPECT_EQ(EINVAL, export_fd(base - 4096, 4096, 0, &fd));
+    EXPECT_EQ(EINVAL, export_fd(base + (64 << 20), 4096, 0, &fd));
+    ASSERT_EQ(0, export_fd(base + 4096, 8192, 0, &fd));
+    close(fd);
+}
+
+TEST_F(emu_dmabuf, import_needs_oot) {
+    open_ok();
+
+    uint64_t h, va, iva;
+    int fd;
+    ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_EQ(0, export_fd(va, 2 << 20, 0, &fd));
+    EXPECT_EQ(EINVAL, import_fd(m_fd, fd, 4096, &iva));      /* upstream */
+    close(fd);
+    EXPECT_EQ(0, unmap(m_fd, va));
+}
+
+TEST_F(emu_dmabuf, import_between_processes) {
+    m_cfg.oot_import = 1;
+    open_ok();
+
+    const size_t size = 1 << 20;
+    uint64_t h, va;
+    int fd, sv[2];
+
+    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    fill(va, 4 << 20, 3);
+    ASSERT_EQ(0, export_fd(va, 2 << 20, 1 << 20, &fd));
+    ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+
+    const gaudi_emu_config_t cfg = m_cfg;
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the peer: its own emulator state, device 1, fd by SCM_RIGHTS */
+        char cbuf[CMSG_SPACE(sizeof(int))], c;
+        struct iovec iov = {&c, 1};
+        struct msghdr msg;
+        memset(&msg, 0, sizeof(msg));
+        msg.msg_iov        = &iov;
+        msg.msg_iovlen     = 1;
+        msg.msg_control    = cbuf;
+        msg.msg_controllen = sizeof(cbuf);
+        close(fd);
+        gaudi_emu_fini();
+        m_fd = -1;
+        if ((recvmsg(sv[1], &msg, 0) != 1) ||
+            (CMSG_FIRSTHDR(&msg) == NULL)) {
+            _exit(10);
+        }
+        int peer_fd;
+        memcpy(&peer_fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+
+        m_cfg = cfg;
+        if (init() != 0) {
+            _exit(11);
+        }
+        m_fd = open_node(1, false);
+        void *cb;
+        if ((m_fd < 0) || posix_memalign(&cb, 4096, CB_SIZE)) {
+            _exit(12);
+        }
+        free(m_cb);
+        m_cb = cb;
+        if (map_host(m_fd, m_cb, CB_SIZE, &m_cb_va) != 0) {
+            _exit(13);
+        }
+
+        uint64_t iva, hva, seq;
+        if ((import_fd(m_fd, peer_fd, 2 << 20, &iva) != 0) ||
+            (import_fd(m_fd, peer_fd, 4 << 20, &hva) != EINVAL) ||
+            (import_fd(m_fd, 0, 4096, &hva) != EINVAL)) {
+            _exit(14);
+        }
+        /* the dma-buf stays referenced by the import once closed here */
+        close(peer_fd);
+
+        std::vector<uint8_t> buf(size);
+        if ((map_host(m_fd, buf.data(), size, &hva) != 0) ||
+            (dma(iva + 4096, hva, size, &seq) != 0) ||
+            (wait_done(seq) != HL_WAIT_CS_STATUS_COMPLETED)) {
+            _exit(15);
+        }
+        if (!check(buf.data(), size, 3, (1 << 20) + 4096)) {
+            _exit(16);
+        }
+
+        /* write into the peer's memory */
+        memset(buf.data(), 0x5A, size);
+        if ((dma(hva, iva, 4096, &seq) != 0) ||
+            (wait_done(seq) != HL_WAIT_CS_STATUS_COMPLETED)) {
+            _exit(17);
+        }
+        char c2 = 'd';
+        if (write(sv[1], &c2, 1) != 1) {
+            _exit(18);
+        }
+        if (read(sv[1], &c2, 1) != 1) {
+            _exit(19);
+        }
+        _exit(0);
+    }
+    ASSERT_GT(pid, 0);
+
+    char c = 'x', cbuf[CMSG_SPACE(sizeof(int))];
+    memset(cbuf, 0, sizeof(cbuf));
+    struct iovec iov = {&c, 1};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov        = &iov;
+    msg.msg_iovlen     = 1;
+    msg.msg_control    = cbuf;
+    msg.msg_controllen = sizeof(cbuf);
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type  = SCM_RIGHTS;
+    cmsg->cmsg_len   = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+    ASSERT_EQ(1, sendmsg(sv[0], &msg, 0));
+    close(fd);
+
+    ASSERT_EQ(1, read(sv[0], &c, 1));
+    EXPECT_EQ('d', c);
+
+    /* the peer imported it: still pinned although we closed our fd */
+    EXPECT_EQ(EINVAL, unmap(m_fd, va));
+
+    std::vector<uint8_t> back(8192);
+    uint64_t bva, seq;
+    ASSERT_EQ(0, map_host(m_fd, back.data(), back.size(), &bva));
+    ASSERT_EQ(0, dma(va + (1 << 20), bva, 8192, &seq));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+    EXPECT_EQ(0x5A, back[0]);
+    EXPECT_EQ(0x5A, back[4095]);
+    EXPECT_TRUE(check(&back[4096], 4096, 3, (1 << 20) + 4096));
+
+    c = 'q';
+    ASSERT_EQ(1, write(sv[0], &c, 1));
+    int status;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(0, WEXITSTATUS(status));
+
+    /* the importer is gone: the mapping can go */
+    EXPECT_EQ(0, unmap(m_fd, va));
+    close(sv[0]);
+    close(sv[1]);
+}
+
+TEST_F(emu_dmabuf, memory_outlives_exporter) {
+    m_cfg.oot_import = 1;
+    open_ok();
+
+    uint64_t h, va, iva;
+    int fd;
+    ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    fill(va, 2 << 20, 9);
+    ASSERT_EQ(0, export_fd(va, 2 << 20, 0, &fd));
+
+    int fd1 = open_node(1, false);
+    ASSERT_GE(fd1, 0);
+    ASSERT_EQ(0, import_fd(fd1, fd, 2 << 20, &iva));
+    close(fd);
+
+    /* the exporter leaves; the importer still holds the memory */
+    EXPECT_EQ(0, m_ops->close(m_fd));
+    m_fd = open_node(0, false);
+    ASSERT_GE(m_fd, 0);
+    struct hl_info_dram_usage usage;
+    EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
+    EXPECT_EQ((64ull - 2) << 20, usage.dram_free_mem);
+    uint64_t h2;
+    ASSERT_EQ(0, alloc(m_fd, 62ull << 20, &h2));    /* the rest is free */
+    EXPECT_EQ(0, free_handle(m_fd, h2));
+
+    /* released with the import */
+    EXPECT_EQ(0, unmap(fd1, iva));
+    EXPECT_EQ(0, m_ops->close(m_fd));
+    m_fd = open_node(0, false);
+    ASSERT_GE(m_fd, 0);
+    EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
+    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+    EXPECT_EQ(0, m_ops->close(fd1));
+}

@@ -1,0 +1,219 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_cs_test.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+
+/* Fault injection: spec parsing and each fault kind */
+
+class emu_faults : public emu_cs_test {
+protected:
+    uint32_t nop_cb()
+    {
+        struct uct_gaudi_pkt_lin_dma pkt = lin_dma(0, 0, 0, false, gaudi1());
+
+        return write_cb(&pkt, sizeof(pkt));
+    }
+
+    std::string sysfs_status(int dev)
+    {
+        char path[64], buf[64];
+
+        snprintf(path, sizeof(path), UCT_GAUDI_SYSFS_DRM_DIR "/status", dev);
+        return (m_ops->read_attr(path, buf, sizeof(buf)) > 0) ? buf : "";
+    }
+};
+
+TEST_F(emu_faults, malformed_specs) {
+    const char *bad[] = {
+        "bogus", "ioctl:memory:3", "ioctl:memory:0:ENOMEM",
+        "ioctl:nosuch:1:ENOMEM", "ioctl:memory:x:ENOMEM",
+        "ioctl:memory:1:ENOSUCH", "cs_timeout", "cs_timeout:", "reset:-1",
+        "cs_abort:1:2", "ioctl:cs:1:EIO,,", ",", "fail:cs:1+x:EIO"
+    };
+
+    for (const char *spec : bad) {
+        m_cfg.faults = spec;
+        EXPECT_EQ(-EINVAL, init()) << spec;
+        EXPECT_NE(std::string::npos,
+                  std::string(gaudi_emu_last_error()).find("fault spec"))
+                << spec << ": " << gaudi_emu_last_error();
+    }
+
+    m_cfg.faults = "ioctl:memory:3:ENOMEM,fail:open:2+:11,cs_timeout:4,"
+                   "cs_abort:5,reset:100";
+    EXPECT_EQ(0, init()) << gaudi_emu_last_error();
+}
+
+TEST_F(emu_faults, nth_memory_ioctl) {
+    m_cfg.faults = "ioctl:memory:3:ENOMEM";
+    open_ok();                              /* MAP of the CB: memory #1 */
+
+    uint64_t h;
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));         /* #2 */
+    EXPECT_EQ(ENOMEM, alloc(m_fd, 1 << 20, &h));    /* #3 */
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));         /* #4 */
+}
+
+TEST_F(emu_faults, open_and_repeat) {
+    m_cfg.faults = "fail:open:2+:EAGAIN";
+    init_ok();
+
+    int fd = open_node(0, true);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(-1, open_node(0, false));
+    EXPECT_EQ(EAGAIN, errno);
+    EXPECT_EQ(-1, open_node(1, true));
+    EXPECT_EQ(EAGAIN, errno);
+    m_ops->close(fd);
+}
+
+TEST_F(emu_faults, each_ioctl_kind) {
+    m_cfg.faults = "fail:info:1:EIO,fail:cb:1:ENOMEM,fail:cs:1:EAGAIN,"
+                   "fail:wait_cs:1:EINTR,fail:mmap:1:ENODEV,fail:any:9:EFAULT";
+    init_ok();
+    m_fd = open_node(0, false);
+    ASSERT_GE(m_fd, 0);
+
+    EXPECT_EQ(EIO, info(m_fd, HL_INFO_DEVICE_STATUS, &m_kcb, 8));   /* 1 */
+    EXPECT_EQ(HL_DEVICE_STATUS_OPERATIONAL, dev_status(m_fd));     /* 2 */
+
+    union hl_cb_args cb;
+    memset(&cb, 0, sizeof(cb));
+    cb.in.op      = HL_CB_OP_CREATE;
+    cb.in.cb_size = 4096;
+    EXPECT_EQ(ENOMEM, ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb));      /* 3 */
+    ASSERT_EQ(0, ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb));           /* 4 */
+    uint64_t handle = cb.out.cb_handle;
+
+    EXPECT_EQ(MAP_FAILED, m_ops->mmap(NULL, 4096, PROT_READ, MAP_SHARED,
+                                      m_fd, handle));
+    EXPECT_EQ(ENODEV, errno);
+    void *p = m_ops->mmap(NULL, 4096, PROT_READ, MAP_SHARED, m_fd, handle);
+    EXPECT_NE(MAP_FAILED, p);
+
+    ASSERT_EQ(0, posix_memalign(&m_cb, 4096, CB_SIZE));
+    ASSERT_EQ(0, map_host(m_fd, m_cb, CB_SIZE, &m_cb_va));          /* 5 */
+    uint64_t seq;
+    EXPECT_EQ(EAGAIN, submit_raw(nop_cb(), &seq));                  /* 6 */
+    ASSERT_EQ(0, submit_raw(nop_cb(), &seq));                       /* 7 */
+    struct hl_wait_cs_out out;
+    EXPECT_EQ(EINTR, wait(seq, 1000000, &out));                     /* 8 */
+    EXPECT_EQ(EFAULT, wait(seq, 1000000, &out));                    /* 9 */
+    EXPECT_EQ(0, wait(seq, 1000000, &out));                         /* 10 */
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+    m_ops->munmap(p, 4096);
+}
+
+TEST_F(emu_faults, cs_timeout) {
+    m_cfg.faults = "cs_timeout:2";
+    open_ok();
+
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ASSERT_GE(efd, 0);
+    struct hl_info_args args;
+    memset(&args, 0, sizeof(args));
+    args.op      = HL_INFO_REGISTER_EVENTFD;
+    args.eventfd = efd;
+    ASSERT_EQ(0, ioctl_err(m_fd, UCT_GAUDI_IOC_INFO, &args));
+
+    uint64_t seq1, seq2, seq3;
+    int err;
+    ASSERT_EQ(0, submit_raw(nop_cb(), &seq1));
+    ASSERT_EQ(0, submit_raw(nop_cb(), &seq2));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq1));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_TIMEDOUT, wait_done(seq2, &err));
+    EXPECT_EQ(ETIMEDOUT, err);
+
+    /* the device needs a reset: most ioctls are EBUSY */
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_NEEDS_RESET, dev_status(m_fd));
+    EXPECT_EQ("Needs reset\n", sysfs_status(0));
+    EXPECT_EQ(EBUSY, submit_raw(nop_cb(), &seq3));
+    uint64_t h;
+    EXPECT_EQ(EBUSY, alloc(m_fd, 1 << 20, &h));
+    struct hl_info_clk_rate clk;
+    EXPECT_EQ(EBUSY, info(m_fd, HL_INFO_CLK_RATE, &clk, sizeof(clk)));
+
+    /* the notifier fired */
+    struct pollfd pfd = {efd, POLLIN, 0};
+    EXPECT_EQ(1, poll(&pfd, 1, 1000));
+    uint64_t events = 0;
+    EXPECT_EQ(0, info(m_fd, HL_INFO_GET_EVENTS, &events, sizeof(events)));
+    EXPECT_TRUE(events & HL_NOTIFIER_EVENT_CS_TIMEOUT);
+    EXPECT_EQ(0, info(m_fd, HL_INFO_GET_EVENTS, &events, sizeof(events)));
+    EXPECT_EQ(0u, events);              /* read and clear */
+
+    /* closing the context completes the reset */
+    EXPECT_EQ(0, m_ops->close(m_fd));
+    m_fd = open_node(0, false);
+    ASSERT_GE(m_fd, 0);
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(m_fd));
+    struct hl_info_reset_count rc;
+    EXPECT_EQ(0, info(m_fd, HL_INFO_RESET_COUNT, &rc, sizeof(rc)));
+    EXPECT_EQ(1u, rc.hard_reset_cnt);
+    close(efd);
+}
+
+TEST_F(emu_faults, cs_abort) {
+    m_cfg.faults = "cs_abort:1";
+    open_ok();
+
+    uint64_t seq;
+    int err;
+    ASSERT_EQ(0, submit_raw(nop_cb(), &seq));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+    EXPECT_EQ(EIO, err);
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(m_fd));
+    ASSERT_EQ(0, submit_raw(nop_cb(), &seq));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+}
+
+TEST_F(emu_faults, reset_aborts_in_flight) {
+    /* ioctl #1 is the CB MAP of open_ok(), #2 the CS, #3 resets */
+    m_cfg.faults  = "reset:3";
+    m_cfg.latency = 0.5;
+    open_ok();
+
+    uint64_t seq;
+    ASSERT_EQ(0, submit_raw(nop_cb(), &seq));
+    struct hl_wait_cs_out out;
+    EXPECT_EQ(0, wait(seq, 0, &out));                   /* #3 */
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_BUSY, out.status);
+
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_IN_RESET, dev_status(m_fd));
+    EXPECT_EQ("In reset\n", sysfs_status(0));
+    int err;
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+    EXPECT_EQ(EIO, err);
+    uint64_t h;
+    EXPECT_EQ(EBUSY, alloc(m_fd, 1 << 20, &h));
+
+    EXPECT_EQ(0, m_ops->close(m_fd));
+    m_fd = -1;
+    EXPECT_EQ("Operational\n", sysfs_status(0));
+}
+
+TEST_F(emu_faults, reset_without_owner) {
+    m_cfg.faults = "reset:1";
+    init_ok();
+
+    int cfd = open_node(0, true);
+    ASSERT_GE(cfd, 0);
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(cfd));
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_IN_RESET, dev_status(cfd));
+
+    /* nobody owns the device: the first open finishes the reset and asks
+     * the caller to retry */
+    EXPECT_EQ(-1, open_node(0, false));
+    EXPECT_EQ(EAGAIN, errno);
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(cfd));
+    int fd = open_node(0, false);
+    EXPECT_GE(fd, 0);
+    m_ops->close(fd);
+    m_ops->close(cfd);
+}

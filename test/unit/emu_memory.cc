@@ -1,0 +1,246 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_test.h"
+
+/* HL_IOCTL_MEMORY: ALLOC/FREE/MAP/UNMAP rules and errnos */
+
+class emu_memory : public emu_test {
+protected:
+    virtual void SetUp()
+    {
+        emu_test::SetUp();
+        m_fd = -1;
+    }
+
+    virtual void TearDown()
+    {
+        if ((m_fd >= 0) && (m_ops != NULL)) {
+            m_ops->close(m_fd);
+        }
+        emu_test::TearDown();
+    }
+
+    void open_ok()
+    {
+        init_ok();
+        m_fd = open_node(0, false);
+        ASSERT_GE(m_fd, 0) << strerror(errno);
+    }
+
+    int m_fd;
+};
+
+TEST_F(emu_memory, alloc_free) {
+    open_ok();
+
+    uint64_t h1, h2, h3;
+    ASSERT_EQ(0, alloc(m_fd, 1, &h1));
+    EXPECT_GE(h1, 1u);
+    ASSERT_EQ(0, alloc(m_fd, 5 << 20, &h2));
+    EXPECT_NE(h1, h2);
+
+    EXPECT_EQ(EINVAL, alloc(m_fd, 0, &h3));
+    EXPECT_EQ(ENOMEM, alloc(m_fd, 64ull << 20, &h3));   /* 8 MiB used */
+    EXPECT_EQ(0, alloc(m_fd, 56ull << 20, &h3));         /* exactly fits */
+    uint64_t h4;
+    EXPECT_EQ(ENOMEM, alloc(m_fd, 1, &h4));
+
+    EXPECT_EQ(0, free_handle(m_fd, h1));
+    EXPECT_EQ(EINVAL, free_handle(m_fd, h1));            /* twice */
+    EXPECT_EQ(EINVAL, free_handle(m_fd, 12345));
+    EXPECT_EQ(EINVAL, free_handle(m_fd, 0));
+    EXPECT_EQ(0, free_handle(m_fd, h2));
+    EXPECT_EQ(0, free_handle(m_fd, h3));
+}
+
+TEST_F(emu_memory, page_sizes) {
+    open_ok();
+
+    uint64_t h, va;
+    EXPECT_EQ(EINVAL, alloc(m_fd, 4 << 20, &h, 3 << 20));   /* not 2^n */
+    EXPECT_EQ(EINVAL, alloc(m_fd, 4 << 20, &h, 4096));      /* not offered */
+    ASSERT_EQ(0, alloc(m_fd, 1, &h, 8 << 20));
+
+    struct hl_info_dram_usage usage;
+    EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
+    EXPECT_EQ(8ull << 20, usage.ctx_dram_mem);
+
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    EXPECT_EQ(0u, va % (2 << 20));
+    EXPECT_EQ(0, unmap(m_fd, va));
+    EXPECT_EQ(0, free_handle(m_fd, h));
+}
+
+TEST_F(emu_memory, map_device) {
+    open_ok();
+
+    struct hl_info_hw_ip_info hw = hw_ip(m_fd);
+    uint64_t h, va, va2, va3;
+
+    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    EXPECT_GE(va, hw.dram_base_address);
+    EXPECT_EQ(0u, va % hw.dram_page_size);
+
+    /* mapped: cannot free */
+    EXPECT_EQ(EINVAL, free_handle(m_fd, h));
+
+    /* a second mapping of the same handle gets another VA */
+    ASSERT_EQ(0, map_device(m_fd, h, &va2));
+    EXPECT_NE(va, va2);
+    EXPECT_EQ(0, unmap(m_fd, va2));
+
+    /* UNMAP wants the exact VA */
+    EXPECT_EQ(EINVAL, unmap(m_fd, va + 4096));
+    EXPECT_EQ(EINVAL, unmap(m_fd, 0));
+    EXPECT_EQ(0, unmap(m_fd, va));
+    EXPECT_EQ(EINVAL, unmap(m_fd, va));
+
+    /* hints: honoured when aligned and free, else ignored or, with
+     * FORCE_HINT, failing */
+    uint64_t hint = hw.dram_base_address + (1ull << 34);
+    ASSERT_EQ(0, map_device(m_fd, h, &va, hint));
+    EXPECT_EQ(hint, va);
+    ASSERT_EQ(0, map_device(m_fd, h, &va2, hint));
+    EXPECT_NE(hint, va2);
+    EXPECT_EQ(ENOMEM, map_device(m_fd, h, &va3, hint, HL_MEM_FORCE_HINT));
+    EXPECT_EQ(ENOMEM, map_device(m_fd, h, &va3, hint + 4096,
+                                 HL_MEM_FORCE_HINT));
+    EXPECT_EQ(0, unmap(m_fd, va));
+    EXPECT_EQ(0, unmap(m_fd, va2));
+
+    EXPECT_EQ(EINVAL, map_device(m_fd, 9999, &va));
+    EXPECT_EQ(0, free_handle(m_fd, h));
+    EXPECT_EQ(EINVAL, map_device(m_fd, h, &va));
+}
+
+TEST_F(emu_memory, map_host_offset) {
+    open_ok();
+
+    struct hl_info_hw_ip_info hw = hw_ip(m_fd);
+    std::vector<char> buf(3 * 4096 + 100);
+    char *ptr = buf.data() + 123;
+    uint64_t va, va2;
+
+    ASSERT_EQ(0, map_host(m_fd, ptr, 5000, &va));
+    EXPECT_EQ((uintptr_t)ptr % 4096, va % 4096);      /* sub-page offset */
+    EXPECT_GE(va, 0xFFF0000000000000ull);
+    EXPECT_LT(va, 0xFFF1000000000000ull);
+    EXPECT_NE(va, hw.dram_base_address);
+
+    ASSERT_EQ(0, map_host(m_fd, ptr, 5000, &va2));    /* mapped twice */
+    EXPECT_NE(va, va2);
+
+    /* UNMAP wants the value MAP returned, offset included */
+    EXPECT_EQ(EINVAL, unmap(m_fd, va - (va % 4096)));
+    EXPECT_EQ(0, unmap(m_fd, va));
+    EXPECT_EQ(0, unmap(m_fd, va2));
+}
+
+TEST_F(emu_memory, map_host_errors) {
+    open_ok();
+
+    uint64_t va;
+    char buf[64];
+
+    EXPECT_EQ(EINVAL, map_host(m_fd, buf, 0, &va));
+    EXPECT_EQ(EINVAL, map_host(m_fd, (void*)~0ull, 100, &va));
+    EXPECT_EQ(EFAULT, map_host(m_fd, NULL, 100, &va));
+
+    /* not mapped at all */
+    void *p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, p);
+    ASSERT_EQ(0, munmap((char*)p + 4096, 4096));
+    EXPECT_EQ(EFAULT, map_host(m_fd, p, 3 * 4096, &va));
+    EXPECT_EQ(0, map_host(m_fd, p, 4096, &va));
+    EXPECT_EQ(0, unmap(m_fd, va));
+
+    /* read-only: pinning for write fails */
+    ASSERT_EQ(0, mprotect(p, 4096, PROT_READ));
+    EXPECT_EQ(EFAULT, map_host(m_fd, p, 100, &va));
+    munmap(p, 3 * 4096);
+}
+
+TEST_F(emu_memory, map_host_huge) {
+    open_ok();
+
+    size_t size = 4 << 20;
+    void *p     = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, p);
+
+    char *aligned = (char*)(((uintptr_t)p + size - 1) & ~(uintptr_t)(size - 1));
+    uint64_t va;
+    ASSERT_EQ(0, map_host(m_fd, aligned, 2 << 20, &va));
+    EXPECT_GE(va, 0xFFF0800000000000ull);   /* the huge-page range */
+    EXPECT_EQ(0u, va % (2 << 20));
+    EXPECT_EQ(0, unmap(m_fd, va));
+    munmap(p, 2 * size);
+}
+
+TEST_F(emu_memory, ops_and_busy) {
+    open_ok();
+
+    union hl_mem_args args;
+    memset(&args, 0, sizeof(args));
+    args.in.op = 42;
+    EXPECT_EQ(EINVAL, mem(m_fd, &args));
+    args.in.op = HL_MEM_OP_MAP_BLOCK;
+    EXPECT_EQ(EINVAL, mem(m_fd, &args));
+    args.in.op = UCT_GAUDI_MEM_OP_REG_DMABUF_FD;
+    EXPECT_EQ(EINVAL, mem(m_fd, &args));    /* upstream driver */
+}
+
+TEST_F(emu_memory, close_releases) {
+    open_ok();
+
+    uint64_t h, va;
+    ASSERT_EQ(0, alloc(m_fd, 32 << 20, &h));
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    char buf[100];
+    ASSERT_EQ(0, map_host(m_fd, buf, sizeof(buf), &va));
+    EXPECT_EQ(0, m_ops->close(m_fd));
+
+    m_fd = open_node(0, false);
+    ASSERT_GE(m_fd, 0);
+    struct hl_info_dram_usage usage;
+    EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
+    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+    /* the old handle is gone */
+    EXPECT_EQ(EINVAL, map_device(m_fd, h, &va));
+    EXPECT_EQ(EINVAL, free_handle(m_fd, h));
+}
+
+TEST_F(emu_memory, gaudi1_accounting) {
+    m_cfg.asic = UCT_GAUDI_ASIC_GAUDI1;
+    open_ok();
+
+    uint64_t h = 77, va;
+    EXPECT_EQ(0, alloc(m_fd, 10 << 20, &h));
+    EXPECT_EQ(0u, h);                       /* accounting only */
+
+    struct hl_info_dram_usage usage;
+    EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
+    EXPECT_EQ(54ull << 20, usage.dram_free_mem);
+    EXPECT_EQ(10ull << 20, usage.ctx_dram_mem);
+
+    /* no handles to map */
+    EXPECT_EQ(EINVAL, map_device(m_fd, 0, &va));
+
+    /* FREE carries the size in the handle slot */
+    EXPECT_EQ(0, free_handle(m_fd, 10 << 20));
+    EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
+    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+
+    /* userptr works, in the Gaudi1 host range */
+    char buf[100];
+    ASSERT_EQ(0, map_host(m_fd, buf, sizeof(buf), &va));
+    EXPECT_GE(va, 0x1000000000000ull);
+    EXPECT_LT(va, 0x3FF8000000000ull);
+    EXPECT_EQ(0, unmap(m_fd, va));
+}

@@ -1,0 +1,238 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef GAUDI_EMU_TEST_H_
+#define GAUDI_EMU_TEST_H_
+
+/* Shared fixture of the emulator unit tests (test/unit/emu_*.cc) */
+
+/* gaudi_abi.h is C11; g++ spells the static assertion differently */
+#ifndef _Static_assert
+#  define _Static_assert static_assert
+#endif
+
+extern "C" {
+#include <uct/gaudi/emu/gaudi_emu.h>
+}
+
+#include <gtest/gtest.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+
+class emu_test : public ::testing::Test {
+protected:
+    virtual void SetUp()
+    {
+        char tmpl[] = "/tmp/gaudi-emu-test.XXXXXX";
+
+        ASSERT_NE((char*)NULL, mkdtemp(tmpl));
+        m_dir = tmpl;
+        memset(&m_cfg, 0, sizeof(m_cfg));
+        m_cfg.num_devices = 2;
+        m_cfg.asic        = UCT_GAUDI_ASIC_GAUDI2;
+        m_cfg.hbm_size    = 64ull << 20;
+        m_cfg.abi         = UCT_GAUDI_ABI_DRM;
+        m_cfg.exec        = GAUDI_EMU_EXEC_THREAD;
+        m_cfg.state_dir   = m_dir.c_str();
+        m_ops             = NULL;
+    }
+
+    virtual void TearDown()
+    {
+        gaudi_emu_fini();
+        nftw(m_dir.c_str(), rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    }
+
+    static int rm_cb(const char *path, const struct stat *st, int flag,
+                     struct FTW *ftw)
+    {
+        return remove(path);
+    }
+
+    int init()
+    {
+        return gaudi_emu_init(&m_cfg, &m_ops);
+    }
+
+    void init_ok()
+    {
+        int ret = init();
+
+        ASSERT_EQ(0, ret) << gaudi_emu_last_error();
+        ASSERT_TRUE(m_ops != NULL);
+    }
+
+    unsigned long code(uct_gaudi_ioc_t ioc) const
+    {
+        return uct_gaudi_abi_ioctl_code(m_cfg.abi, ioc);
+    }
+
+    std::string node(int dev, bool control) const
+    {
+        char buf[64];
+
+        if (m_cfg.abi == UCT_GAUDI_ABI_MISC) {
+            snprintf(buf, sizeof(buf),
+                     control ? UCT_GAUDI_DEV_MISC_CONTROL :
+                               UCT_GAUDI_DEV_MISC_COMPUTE, dev);
+        } else {
+            snprintf(buf, sizeof(buf),
+                     control ? UCT_GAUDI_DEV_ACCEL_CONTROL :
+                               UCT_GAUDI_DEV_ACCEL_COMPUTE, dev);
+        }
+        return buf;
+    }
+
+    int open_node(int dev, bool control, int flags = O_RDWR | O_CLOEXEC)
+    {
+        return m_ops->open(node(dev, control).c_str(), flags);
+    }
+
+    /* returns 0 or errno */
+    int ioctl_err(int fd, uct_gaudi_ioc_t ioc, void *arg)
+    {
+        errno = 0;
+        return (m_ops->ioctl(fd, code(ioc), arg) == 0) ? 0 : errno;
+    }
+
+    int info(int fd, uint32_t op, void *buf, uint32_t size)
+    {
+        struct hl_info_args args;
+
+        memset(&args, 0, sizeof(args));
+        args.return_pointer = (uintptr_t)buf;
+        args.return_size    = size;
+        args.op             = op;
+        return ioctl_err(fd, UCT_GAUDI_IOC_INFO, &args);
+    }
+
+    struct hl_info_hw_ip_info hw_ip(int fd)
+    {
+        struct hl_info_hw_ip_info hw;
+
+        memset(&hw, 0, sizeof(hw));
+        EXPECT_EQ(0, info(fd, HL_INFO_HW_IP_INFO, &hw, sizeof(hw)));
+        return hw;
+    }
+
+    uint32_t dev_status(int fd)
+    {
+        struct hl_info_device_status st;
+
+        memset(&st, 0xff, sizeof(st));
+        EXPECT_EQ(0, info(fd, HL_INFO_DEVICE_STATUS, &st, sizeof(st)));
+        return st.status;
+    }
+
+    int mem(int fd, union hl_mem_args *args)
+    {
+        return ioctl_err(fd, UCT_GAUDI_IOC_MEMORY, args);
+    }
+
+    /* ALLOC; returns errno, handle in *handle */
+    int alloc(int fd, uint64_t size, uint64_t *handle, uint64_t page = 0,
+              uint32_t flags = 0)
+    {
+        union hl_mem_args args;
+        int err;
+
+        memset(&args, 0, sizeof(args));
+        args.in.op             = HL_MEM_OP_ALLOC;
+        args.in.flags          = flags;
+        args.in.alloc.mem_size = size;
+        args.in.alloc.page_size = page;
+        err                    = mem(fd, &args);
+        *handle                = args.out.handle;
+        return err;
+    }
+
+    int free_handle(int fd, uint64_t handle)
+    {
+        union hl_mem_args args;
+
+        memset(&args, 0, sizeof(args));
+        args.in.op          = HL_MEM_OP_FREE;
+        args.in.free.handle = handle;
+        return mem(fd, &args);
+    }
+
+    int map_device(int fd, uint64_t handle, uint64_t *va, uint64_t hint = 0,
+                   uint32_t flags = 0)
+    {
+        union hl_mem_args args;
+        int err;
+
+        memset(&args, 0, sizeof(args));
+        args.in.op                   = HL_MEM_OP_MAP;
+        args.in.flags                = flags;
+        args.in.map_device.handle    = handle;
+        args.in.map_device.hint_addr = hint;
+        err                          = mem(fd, &args);
+        *va                          = args.out.device_virt_addr;
+        return err;
+    }
+
+    int map_host(int fd, const void *ptr, uint64_t size, uint64_t *va,
+                 uint64_t hint = 0, uint32_t flags = 0)
+    {
+        union hl_mem_args args;
+        int err;
+
+        memset(&args, 0, sizeof(args));
+        args.in.op                     = HL_MEM_OP_MAP;
+        args.in.flags                  = HL_MEM_USERPTR | flags;
+        args.in.map_host.host_virt_addr = (uintptr_t)ptr;
+        args.in.map_host.mem_size      = size;
+        args.in.map_host.hint_addr     = hint;
+        err                            = mem(fd, &args);
+        *va                            = args.out.device_virt_addr;
+        return err;
+    }
+
+    int unmap(int fd, uint64_t va)
+    {
+        union hl_mem_args args;
+
+        memset(&args, 0, sizeof(args));
+        args.in.op                    = HL_MEM_OP_UNMAP;
+        args.in.unmap.device_virt_addr = va;
+        return mem(fd, &args);
+    }
+
+    /* Run @body in a child process; returns its exit status (or -1) */
+    template <typename F> static int in_child(F body)
+    {
+        int status;
+        pid_t pid = fork();
+
+        if (pid == 0) {
+            _exit(body());
+        }
+        if ((pid < 0) || (waitpid(pid, &status, 0) != pid) ||
+            !WIFEXITED(status)) {
+            return -1;
+        }
+        return WEXITSTATUS(status);
+    }
+
+    std::string                m_dir;
+    gaudi_emu_config_t         m_cfg;
+    const uct_gaudi_drv_ops_t  *m_ops;
+};
+
+#endif
