@@ -207,7 +207,7 @@ static int demo_roundtrip(size_t size)
     printf("round trip host -> gaudi -> host of %zu bytes: data intact\n",
            size);
 
-    request = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE);
+    request = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FLUSH);
     demo_wait(request);
     free(src);
     free(dst);

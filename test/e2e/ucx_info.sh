@@ -16,9 +16,17 @@ ok "no gaudi device and no warning without the emulator"
 
 cfg=$("$UCX_INFO" -c -f 2>&1)
 for knob in GAUDI_COPY_BW GAUDI_COPY_LAT GAUDI_COPY_BOUNCE_SIZE \
-            GAUDI_COPY_REG_OVERHEAD GAUDI_EMU_DEVICES GAUDI_DEVICE; do
+            GAUDI_COPY_REG_OVERHEAD GAUDI_COPY_RCACHE GAUDI_COPY_MAX_INFLIGHT \
+            GAUDI_COPY_RCACHE_MAX_SIZE GAUDI_EMU_DEVICES GAUDI_DEVICE; do
     echo "$cfg" | grep -q "UCX_$knob=" || fail "knob UCX_$knob not listed"
 done
-echo "$cfg" | grep -B3 'UCX_GAUDI_COPY_BW=' | grep -q '^# [A-Z]' ||
-    fail "UCX_GAUDI_COPY_BW has no help text"
+# every GAUDI_COPY knob is preceded by its help text (a "# <text>" line
+# other than the syntax line, since the previous knob's value)
+echo "$cfg" | awk '/^UCX_/ { if ($0 ~ /^UCX_GAUDI_COPY_/ && !help) { print; bad = 1 }
+                             help = 0; next }
+                   /^# [A-Za-z"]/ && !/^# syntax:/ { help = 1 }
+                   END { exit bad }' > "$UCX_GAUDI_EMU_STATE_DIR/nohelp" ||
+    fail "knobs without help text: $(cat "$UCX_GAUDI_EMU_STATE_DIR/nohelp")"
+n=$(echo "$cfg" | grep -c '^UCX_GAUDI_COPY_')
+[ "$n" -ge 10 ] || fail "only $n GAUDI_COPY knobs listed"
 ok "ucx_info -c -f lists the GAUDI_COPY knobs with help text"

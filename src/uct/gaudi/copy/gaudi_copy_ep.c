@@ -1,0 +1,386 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_copy_ep.h"
+#include "gaudi_copy_iface.h"
+#include "gaudi_copy_md.h"
+
+#include <uct/gaudi/base/gaudi_dma.h>
+#include <uct/base/uct_iov.inl>
+#include <ucs/debug/log.h>
+#include <ucs/profile/profile.h>
+#include <string.h>
+
+
+/*
+ * One side of a short copy: a device VA the DMA engine can address directly
+ * (Gaudi memory), or host memory the CPU reaches.
+ */
+typedef struct {
+    void      *addr;
+    int       is_dev;
+} uct_gaudi_copy_side_t;
+
+
+static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_ep_t, const uct_ep_params_t *params)
+{
+    uct_gaudi_copy_iface_t *iface = ucs_derived_of(params->iface,
+                                                   uct_gaudi_copy_iface_t);
+
+    UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
+    UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
+    return UCS_OK;
+}
+
+static UCS_CLASS_CLEANUP_FUNC(uct_gaudi_copy_ep_t)
+{
+}
+
+UCS_CLASS_DEFINE(uct_gaudi_copy_ep_t, uct_base_ep_t)
+UCS_CLASS_DEFINE_NEW_FUNC(uct_gaudi_copy_ep_t, uct_ep_t, const uct_ep_params_t*);
+UCS_CLASS_DEFINE_DELETE_FUNC(uct_gaudi_copy_ep_t, uct_ep_t);
+
+
+/* Copy @a length bytes between two sides, synchronously; pageable host
+ * memory goes through the iface's pre-mapped bounce buffer in bounce-sized
+ * pieces, and the device side is only ever touched by the DMA engine. */
+static ucs_status_t uct_gaudi_copy_ep_short(uct_gaudi_copy_iface_t *iface,
+                                            const uct_gaudi_copy_side_t *dst,
+                                            const uct_gaudi_copy_side_t *src,
+                                            size_t length)
+{
+    size_t offset, chunk;
+    ucs_status_t status;
+
+    if (dst->is_dev && src->is_dev) {
+        return uct_gaudi_dma_copy(iface->dev, (uintptr_t)dst->addr,
+                                  (uintptr_t)src->addr, length);
+    } else if (!dst->is_dev && !src->is_dev) {
+        /* both sides are host memory: no device involved */
+        memcpy(dst->addr, src->addr, length);
+        return UCS_OK;
+    }
+
+    for (offset = 0; offset < length; offset += chunk) {
+        chunk = ucs_min(length - offset, iface->bounce.size);
+        if (dst->is_dev) {
+            memcpy(iface->bounce.host, UCS_PTR_BYTE_OFFSET(src->addr, offset),
+                   chunk);
+            status = uct_gaudi_dma_copy(iface->dev,
+                                        (uintptr_t)dst->addr + offset,
+                                        iface->bounce.dva, chunk);
+        } else {
+            status = uct_gaudi_dma_copy(iface->dev, iface->bounce.dva,
+                                        (uintptr_t)src->addr + offset, chunk);
+            if (status == UCS_OK) {
+                memcpy(UCS_PTR_BYTE_OFFSET(dst->addr, offset),
+                       iface->bounce.host, chunk);
+            }
+        }
+
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gaudi_copy_ep_rma_short(uct_ep_h tl_ep, void *local,
+                                                size_t length,
+                                                uint64_t remote_addr,
+                                                int is_put)
+{
+    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                   uct_gaudi_copy_iface_t);
+    uct_gaudi_copy_side_t local_side, remote_side;
+
+    if (length == 0) {
+        return UCS_OK;
+    }
+
+    local_side.addr   = local;
+    local_side.is_dev = uct_gaudi_mem_is_device_address(iface->dev,
+                                                        (uintptr_t)local,
+                                                        length);
+    remote_side.addr   = (void*)(uintptr_t)remote_addr;
+    remote_side.is_dev = uct_gaudi_mem_is_device_address(iface->dev,
+                                                         remote_addr, length);
+    return is_put ?
+           uct_gaudi_copy_ep_short(iface, &remote_side, &local_side, length) :
+           uct_gaudi_copy_ep_short(iface, &local_side, &remote_side, length);
+}
+
+UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_ep_put_short,
+                 (tl_ep, buffer, length, remote_addr, rkey),
+                 uct_ep_h tl_ep, const void *buffer, unsigned length,
+                 uint64_t remote_addr, uct_rkey_t rkey)
+{
+    ucs_status_t status;
+
+    status = uct_gaudi_copy_ep_rma_short(tl_ep, (void*)buffer, length,
+                                         remote_addr, 1);
+    UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), PUT, SHORT,
+                      length);
+    ucs_trace_data("PUT_SHORT size %u from %p to 0x%" PRIx64 ": %s", length,
+                   buffer, remote_addr, ucs_status_string(status));
+    return status;
+}
+
+UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_ep_get_short,
+                 (tl_ep, buffer, length, remote_addr, rkey),
+                 uct_ep_h tl_ep, void *buffer, unsigned length,
+                 uint64_t remote_addr, uct_rkey_t rkey)
+{
+    ucs_status_t status;
+
+    status = uct_gaudi_copy_ep_rma_short(tl_ep, buffer, length, remote_addr,
+                                         0);
+    UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), GET, SHORT,
+                      length);
+    ucs_trace_data("GET_SHORT size %u from 0x%" PRIx64 " to %p: %s", length,
+                   remote_addr, buffer, ucs_status_string(status));
+    return status;
+}
+
+static void uct_gaudi_copy_op_release(uct_gaudi_copy_op_t *op)
+{
+    uct_gaudi_copy_md_t *md = ucs_derived_of(op->iface->super.md,
+                                             uct_gaudi_copy_md_t);
+    unsigned i;
+
+    for (i = 0; i < op->num_mapped; ++i) {
+        uct_gaudi_copy_md_host_put(md, op->mapped[i]);
+    }
+
+    ucs_mpool_put_inline(op);
+}
+
+static void uct_gaudi_copy_op_done(uct_completion_t *self)
+{
+    uct_gaudi_copy_op_t *op = ucs_container_of(self, uct_gaudi_copy_op_t,
+                                               comp);
+    uct_completion_t *user_comp = op->user_comp;
+    ucs_status_t status         = self->status;
+
+    if (status == UCS_OK) {
+        UCS_STATS_UPDATE_COUNTER(op->iface->stats, op->stat, op->length);
+    } else {
+        UCS_STATS_UPDATE_COUNTER(op->iface->stats,
+                                 UCT_GAUDI_COPY_IFACE_STAT_DMA_ERRORS, 1);
+    }
+
+    uct_gaudi_copy_op_release(op);
+    if (user_comp != NULL) {
+        uct_invoke_completion(user_comp, status);
+    }
+}
+
+/* Device address of [addr, addr+length) for the DMA engine: a Gaudi VA as
+ * is, host memory through its registration or a (cached) mapping that the
+ * operation holds until it completes */
+static ucs_status_t uct_gaudi_copy_op_resolve(uct_gaudi_copy_op_t *op,
+                                              void *addr, size_t length,
+                                              uct_mem_h tl_memh,
+                                              uint64_t *dva_p)
+{
+    uct_gaudi_copy_iface_t *iface = op->iface;
+    uct_gaudi_copy_md_t *md       = ucs_derived_of(iface->super.md,
+                                                   uct_gaudi_copy_md_t);
+    uct_gaudi_copy_memh_t *memh   = tl_memh;
+    ucs_status_t status;
+
+    if (uct_gaudi_mem_is_device_address(iface->dev, (uintptr_t)addr,
+                                        length)) {
+        *dva_p = (uintptr_t)addr;
+        return UCS_OK;
+    }
+
+    if ((memh == NULL) || (memh->mem_type != UCS_MEMORY_TYPE_HOST)) {
+        status = uct_gaudi_copy_md_host_get(md, addr, length, 0, &memh);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        op->mapped[op->num_mapped++] = memh;
+    }
+
+    *dva_p = memh->dva + UCS_PTR_BYTE_DIFF(memh->address, addr);
+    return UCS_OK;
+}
+
+static int uct_gaudi_copy_op_stat(uct_gaudi_copy_iface_t *iface, uint64_t dst,
+                                  uint64_t src, size_t length)
+{
+    int dst_dev = uct_gaudi_mem_is_device_address(iface->dev, dst, length);
+    int src_dev = uct_gaudi_mem_is_device_address(iface->dev, src, length);
+
+    return (dst_dev && src_dev) ? UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2D :
+           dst_dev ? UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D :
+                     UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2H;
+}
+
+static ucs_status_t
+uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                        uint64_t remote_addr, uct_completion_t *comp,
+                        int is_put)
+{
+    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                   uct_gaudi_copy_iface_t);
+    uct_gaudi_dma_xfer_t xfers[iovcnt];
+    uint64_t local, remote;
+    uct_gaudi_copy_op_t *op;
+    ucs_status_t status;
+    unsigned count;
+    size_t i;
+
+    op = ucs_mpool_get_inline(&iface->op_mp);
+    if (ucs_unlikely(op == NULL)) {
+        ucs_error("gaudi_copy: failed to allocate an operation descriptor");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    op->comp.func   = uct_gaudi_copy_op_done;
+    op->comp.count  = 1;
+    op->comp.status = UCS_OK;
+    op->user_comp   = comp;
+    op->iface       = iface;
+    op->length      = 0;
+    op->num_mapped  = 0;
+    for (i = 0, count = 0; i < iovcnt; ++i) {
+        if (uct_iov_get_length(&iov[i]) == 0) {
+            continue;
+        }
+
+        status = uct_gaudi_copy_op_resolve(op, iov[i].buffer,
+                                           uct_iov_get_length(&iov[i]),
+                                           iov[i].memh, &local);
+        if (status != UCS_OK) {
+            goto err_release;
+        }
+
+        status = uct_gaudi_copy_op_resolve(op,
+                                           (void*)(uintptr_t)(remote_addr +
+                                                              op->length),
+                                           uct_iov_get_length(&iov[i]),
+                                           NULL, &remote);
+        if (status != UCS_OK) {
+            goto err_release;
+        }
+
+        xfers[count].dst    = is_put ? remote : local;
+        xfers[count].src    = is_put ? local : remote;
+        xfers[count].length = uct_iov_get_length(&iov[i]);
+        op->length         += xfers[count].length;
+        ++count;
+    }
+
+    if (count == 0) {
+        uct_gaudi_copy_op_release(op);
+        return UCS_OK;
+    }
+
+    op->stat = uct_gaudi_copy_op_stat(iface, xfers[0].dst, xfers[0].src,
+                                      xfers[0].length);
+    status   = uct_gaudi_dma_chan_post(&iface->chan, xfers, count, &op->comp);
+    if (status == UCS_INPROGRESS) {
+        return UCS_INPROGRESS;
+    } else if (status == UCS_ERR_NO_RESOURCE) {
+        UCS_STATS_UPDATE_COUNTER(iface->stats,
+                                 UCT_GAUDI_COPY_IFACE_STAT_NO_RESOURCE, 1);
+    }
+
+err_release:
+    uct_gaudi_copy_op_release(op);
+    return status;
+}
+
+UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_ep_put_zcopy,
+                 (tl_ep, iov, iovcnt, remote_addr, rkey, comp),
+                 uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                 uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
+{
+    ucs_status_t status;
+
+    status = uct_gaudi_copy_ep_zcopy(tl_ep, iov, iovcnt, remote_addr, comp,
+                                     1);
+    UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), PUT, ZCOPY,
+                      uct_iov_total_length(iov, iovcnt));
+    ucs_trace_data("PUT_ZCOPY size %zu from %p to 0x%" PRIx64 ": %s",
+                   uct_iov_total_length(iov, iovcnt), iov->buffer,
+                   remote_addr, ucs_status_string(status));
+    return status;
+}
+
+UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_ep_get_zcopy,
+                 (tl_ep, iov, iovcnt, remote_addr, rkey, comp),
+                 uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                 uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
+{
+    ucs_status_t status;
+
+    status = uct_gaudi_copy_ep_zcopy(tl_ep, iov, iovcnt, remote_addr, comp,
+                                     0);
+    UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), GET, ZCOPY,
+                      uct_iov_total_length(iov, iovcnt));
+    ucs_trace_data("GET_ZCOPY size %zu from 0x%" PRIx64 " to %p: %s",
+                   uct_iov_total_length(iov, iovcnt), remote_addr,
+                   iov->buffer, ucs_status_string(status));
+    return status;
+}
+
+ucs_status_t uct_gaudi_copy_ep_pending_add(uct_ep_h tl_ep,
+                                          uct_pending_req_t *req,
+                                          unsigned flags)
+{
+    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                   uct_gaudi_copy_iface_t);
+    uct_gaudi_copy_pending_priv_t *priv;
+
+    if (iface->chan.free_head != iface->chan.num_descs) {
+        return UCS_ERR_BUSY;  /* there is room: send now */
+    }
+
+    priv     = (uct_gaudi_copy_pending_priv_t*)&req->priv;
+    priv->ep = tl_ep;
+    uct_pending_req_queue_push(&iface->pending, req);
+    UCT_TL_EP_STAT_PEND(ucs_derived_of(tl_ep, uct_base_ep_t));
+    return UCS_OK;
+}
+
+void uct_gaudi_copy_ep_pending_purge(uct_ep_h tl_ep,
+                                     uct_pending_purge_callback_t cb,
+                                     void *arg)
+{
+    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                   uct_gaudi_copy_iface_t);
+    uct_gaudi_copy_pending_priv_t *priv;
+
+    uct_pending_queue_purge(priv, &iface->pending, priv->ep == tl_ep, cb,
+                            arg);
+}
+
+ucs_status_t uct_gaudi_copy_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                                     uct_completion_t *comp)
+{
+    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                   uct_gaudi_copy_iface_t);
+    ucs_status_t status;
+
+    /* the iface's submissions in flight include the ep's */
+    status = uct_gaudi_copy_iface_flush_comp(iface, comp);
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_FLUSH(ucs_derived_of(tl_ep, uct_base_ep_t));
+    } else if (status == UCS_INPROGRESS) {
+        UCT_TL_EP_STAT_FLUSH_WAIT(ucs_derived_of(tl_ep, uct_base_ep_t));
+    }
+
+    return status;
+}

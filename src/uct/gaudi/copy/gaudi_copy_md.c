@@ -1,0 +1,521 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_copy_md.h"
+
+#include <uct/gaudi/base/gaudi_base.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/profile/profile.h>
+#include <ucs/sys/sys.h>
+#include <ucm/api/ucm.h>
+#include <sys/mman.h>
+#include <string.h>
+#include <limits.h>
+
+
+static ucs_config_field_t uct_gaudi_copy_md_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_gaudi_copy_md_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_table)},
+
+    {"REG_OVERHEAD", "16us",
+     "Estimated fixed cost of registering host memory with the Gaudi (pinning\n"
+     "and mapping it into the device MMU); used by UCP to decide when\n"
+     "registering a buffer pays off.",
+     ucs_offsetof(uct_gaudi_copy_md_config_t, reg_cost.c),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"REG_GROWTH", "0.06ns",
+     "Estimated cost per byte of registering host memory with the Gaudi.",
+     ucs_offsetof(uct_gaudi_copy_md_config_t, reg_cost.m),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"RCACHE", "try",
+     "Cache host memory registrations (userptr mappings into the Gaudi MMU,\n"
+     "which pin the pages): a buffer registered again, or used again by a\n"
+     "zero-copy operation, is not mapped again. Entries are dropped when the\n"
+     "memory is unmapped from the process (UCM events).",
+     ucs_offsetof(uct_gaudi_copy_md_config_t, enable_rcache),
+     UCS_CONFIG_TYPE_TERNARY},
+
+    {"", "RCACHE_ADDR_ALIGN=4096", NULL,
+     ucs_offsetof(uct_gaudi_copy_md_config_t, rcache),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_rcache_table)},
+
+    {NULL}
+};
+
+
+int uct_gaudi_copy_md_is_device_mem(uct_gaudi_copy_md_t *md, const void *addr,
+                                    size_t length)
+{
+    return uct_gaudi_mem_is_device_address(md->dev, (uintptr_t)addr, length);
+}
+
+static ucs_status_t
+uct_gaudi_copy_md_query(uct_md_h tl_md, uct_md_attr_t *md_attr)
+{
+    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+
+    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_ALLOC;
+    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
+                                    UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
+    md_attr->cap.alloc_mem_types  = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
+    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
+    md_attr->cap.detect_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
+    md_attr->cap.max_alloc        = md->dev->info->dram_size;
+    md_attr->cap.max_reg          = ULONG_MAX;
+    md_attr->rkey_packed_size     = 0;
+    md_attr->reg_cost             = md->reg_cost;
+    /* UCP weighs devices by the sys_dev distance, not by local_cpus */
+    memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_copy_mkey_pack(uct_md_h md, uct_mem_h memh,
+                         const uct_md_mkey_pack_params_t *params,
+                         void *rkey_buffer)
+{
+    /* Loopback only: the remote side of a gaudi_copy operation is an address
+     * of this same process, so the packed key is empty */
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_copy_rkey_unpack(uct_component_t *component,
+                           const void *rkey_buffer, uct_rkey_t *rkey_p,
+                           void **handle_p)
+{
+    *rkey_p   = 0;
+    *handle_p = NULL;
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_copy_memh_create(void *address, size_t length,
+                           ucs_memory_type_t mem_type,
+                           uct_gaudi_copy_memh_t **memh_p)
+{
+    uct_gaudi_copy_memh_t *memh;
+
+    memh = ucs_calloc(1, sizeof(*memh), "gaudi_copy_memh");
+    if (memh == NULL) {
+        ucs_error("failed to allocate a gaudi_copy memory handle");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    memh->mem_type = mem_type;
+    memh->address  = address;
+    memh->length   = length;
+    *memh_p        = memh;
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_copy_md_map(uct_gaudi_copy_md_t *md, uct_gaudi_copy_memh_t *memh,
+                      unsigned flags)
+{
+    ucs_status_t status;
+
+    ++md->counters.map;
+    status = uct_gaudi_mem_map_host(md->dev, memh->address, memh->length,
+                                    &memh->dva);
+    if ((status != UCS_OK) && !(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
+        ucs_error("gaudi_cpy: failed to register host memory %p..%p: %s",
+                  memh->address,
+                  UCS_PTR_BYTE_OFFSET(memh->address, memh->length),
+                  ucs_status_string(status));
+    }
+
+    return status;
+}
+
+ucs_status_t uct_gaudi_copy_md_host_get(uct_gaudi_copy_md_t *md,
+                                        void *address, size_t length,
+                                        unsigned flags,
+                                        uct_gaudi_copy_memh_t **memh_p)
+{
+    uct_gaudi_copy_rcache_region_t *region;
+    ucs_rcache_region_t *rregion;
+    uct_gaudi_copy_memh_t *memh;
+    ucs_status_t status;
+
+    ++md->counters.reg;
+    if (md->rcache != NULL) {
+        status = ucs_rcache_get(md->rcache, address, length,
+                                PROT_READ | PROT_WRITE, &flags, &rregion);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        region  = ucs_derived_of(rregion, uct_gaudi_copy_rcache_region_t);
+        *memh_p = &region->memh;
+        return UCS_OK;
+    }
+
+    status = uct_gaudi_copy_memh_create(address, length, UCS_MEMORY_TYPE_HOST,
+                                        &memh);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gaudi_copy_md_map(md, memh, flags);
+    if (status != UCS_OK) {
+        ucs_free(memh);
+        return status;
+    }
+
+    *memh_p = memh;
+    return UCS_OK;
+}
+
+void uct_gaudi_copy_md_host_put(uct_gaudi_copy_md_t *md,
+                                uct_gaudi_copy_memh_t *memh)
+{
+    if (md->rcache != NULL) {
+        ucs_rcache_region_put(md->rcache,
+                              &ucs_container_of(memh,
+                                                uct_gaudi_copy_rcache_region_t,
+                                                memh)->super);
+        return;
+    }
+
+    uct_gaudi_mem_unmap(md->dev, memh->dva);
+    ucs_free(memh);
+}
+
+UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_mem_reg,
+                 (tl_md, address, length, flags, memh_p),
+                 uct_md_h tl_md, void *address, size_t length,
+                 unsigned flags, uct_mem_h *memh_p)
+{
+    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+    uct_gaudi_copy_memh_t *memh;
+    ucs_status_t status;
+
+    if (uct_gaudi_copy_md_is_device_mem(md, address, length)) {
+        /* Device memory needs no mapping: its VA is the DMA address */
+        status = uct_gaudi_copy_memh_create(address, length,
+                                            UCS_MEMORY_TYPE_GAUDI, &memh);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        memh->dva = (uintptr_t)address;
+    } else {
+        status = uct_gaudi_copy_md_host_get(md, address, length, flags,
+                                            &memh);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    ucs_trace("gaudi_cpy: registered %s %p..%p dva 0x%" PRIx64,
+              ucs_memory_type_names[memh->mem_type], address,
+              UCS_PTR_BYTE_OFFSET(address, length), memh->dva);
+    *memh_p = memh;
+    return UCS_OK;
+}
+
+UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_mem_dereg, (tl_md, params),
+                 uct_md_h tl_md, const uct_md_mem_dereg_params_t *params)
+{
+    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+    uct_gaudi_copy_memh_t *memh;
+
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    memh = params->memh;
+    if (memh->mem_type == UCS_MEMORY_TYPE_HOST) {
+        uct_gaudi_copy_md_host_put(md, memh);
+    } else {
+        ucs_free(memh);
+    }
+
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_copy_mem_alloc(uct_md_h tl_md, size_t *length_p, void **address_p,
+                         ucs_memory_type_t mem_type, unsigned flags,
+                         const char *alloc_name, uct_mem_h *memh_p)
+{
+    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+    uct_gaudi_copy_memh_t *memh;
+    ucs_status_t status;
+
+    if (mem_type != UCS_MEMORY_TYPE_GAUDI) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    status = uct_gaudi_copy_memh_create(NULL, 0, mem_type, &memh);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gaudi_mem_alloc(md->dev, *length_p, &memh->alloc);
+    if (status != UCS_OK) {
+        ucs_free(memh);
+        return status;
+    }
+
+    memh->allocated = 1;
+    memh->dva       = memh->alloc.dva;
+    memh->address   = (void*)(uintptr_t)memh->alloc.dva;
+    memh->length    = memh->alloc.length;
+    *address_p      = memh->address;
+    *length_p       = memh->length;
+    *memh_p         = memh;
+    ucs_debug("gaudi_cpy: allocated %zu bytes of %s memory at %p for %s",
+              memh->length, md->dev->name, memh->address,
+              alloc_name);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gaudi_copy_mem_free(uct_md_h tl_md, uct_mem_h tl_memh)
+{
+    uct_gaudi_copy_md_t *md     = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+    uct_gaudi_copy_memh_t *memh = tl_memh;
+    ucs_status_t status;
+
+    ucs_assert(memh->allocated);
+    status = uct_gaudi_mem_free(md->dev, &memh->alloc);
+    ucs_free(memh);
+    return status;
+}
+
+static ucs_status_t
+uct_gaudi_copy_mem_query(uct_md_h tl_md, const void *address, size_t length,
+                         uct_md_mem_attr_t *mem_attr)
+{
+    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+
+    if (!uct_gaudi_copy_md_is_device_mem(md, address, length)) {
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_MEM_TYPE) {
+        mem_attr->mem_type = UCS_MEMORY_TYPE_GAUDI;
+    }
+
+    if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_SYS_DEV) {
+        mem_attr->sys_dev = md->dev->info->sys_dev;
+    }
+
+    if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS) {
+        mem_attr->base_address = (void*)address;
+    }
+
+    if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH) {
+        mem_attr->alloc_length = length;
+    }
+
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_copy_detect_memory_type(uct_md_h tl_md, const void *address,
+                                  size_t length, ucs_memory_type_t *mem_type_p)
+{
+    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+
+    *mem_type_p = uct_gaudi_copy_md_is_device_mem(md, address, length) ?
+                  UCS_MEMORY_TYPE_GAUDI : UCS_MEMORY_TYPE_HOST;
+    return UCS_OK;
+}
+
+static void uct_gaudi_copy_md_close(uct_md_h tl_md)
+{
+    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+
+    if (md->rcache != NULL) {
+        ucs_rcache_destroy(md->rcache);
+    }
+
+    ucs_debug("gaudi_cpy: %" PRIu64 " host registrations, %" PRIu64
+              " mapped (rcache %s)", md->counters.reg, md->counters.map,
+              (md->rcache != NULL) ? "on" : "off");
+    uct_gaudi_dev_release(md->dev);
+    ucs_free(md);
+}
+
+static uct_md_ops_t uct_gaudi_copy_md_ops = {
+    .close                  = uct_gaudi_copy_md_close,
+    .query                  = uct_gaudi_copy_md_query,
+    .mem_alloc              = uct_gaudi_copy_mem_alloc,
+    .mem_free               = uct_gaudi_copy_mem_free,
+    .mem_advise             = (uct_md_mem_advise_func_t)
+                              ucs_empty_function_return_unsupported,
+    .mem_reg                = uct_gaudi_copy_mem_reg,
+    .mem_dereg              = uct_gaudi_copy_mem_dereg,
+    .mem_query              = uct_gaudi_copy_mem_query,
+    .mkey_pack              = uct_gaudi_copy_mkey_pack,
+    .is_sockaddr_accessible = ucs_empty_function_return_zero_int,
+    .detect_memory_type     = uct_gaudi_copy_detect_memory_type
+};
+
+static ucs_status_t
+uct_gaudi_copy_query_md_resources(uct_component_t *component,
+                                  uct_md_resource_desc_t **resources_p,
+                                  unsigned *num_resources_p)
+{
+    if ((uct_gaudi_base_init() != UCS_OK) ||
+        (uct_gaudi_base_num_usable() == 0)) {
+        return uct_md_query_empty_md_resource(resources_p, num_resources_p);
+    }
+
+    return uct_md_query_single_md_resource(component, resources_p,
+                                           num_resources_p);
+}
+
+static ucs_status_t
+uct_gaudi_copy_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache,
+                                 void *arg, ucs_rcache_region_t *rregion,
+                                 uint16_t rcache_mem_reg_flags)
+{
+    uct_gaudi_copy_md_t *md = context;
+    uct_gaudi_copy_rcache_region_t *region;
+    unsigned flags;
+
+    flags  = (rcache_mem_reg_flags & UCS_RCACHE_MEM_REG_HIDE_ERRORS) ?
+             UCT_MD_MEM_FLAG_HIDE_ERRORS : 0;
+    region = ucs_derived_of(rregion, uct_gaudi_copy_rcache_region_t);
+    region->memh.mem_type = UCS_MEMORY_TYPE_HOST;
+    region->memh.address  = (void*)rregion->super.start;
+    region->memh.length   = rregion->super.end - rregion->super.start;
+    return uct_gaudi_copy_md_map(md, &region->memh, flags);
+}
+
+static void uct_gaudi_copy_rcache_mem_dereg_cb(void *context,
+                                               ucs_rcache_t *rcache,
+                                               ucs_rcache_region_t *rregion)
+{
+    uct_gaudi_copy_md_t *md = context;
+    uct_gaudi_copy_rcache_region_t *region;
+
+    region = ucs_derived_of(rregion, uct_gaudi_copy_rcache_region_t);
+    uct_gaudi_mem_unmap(md->dev, region->memh.dva);
+}
+
+static void uct_gaudi_copy_rcache_dump_region_cb(void *context,
+                                                 ucs_rcache_t *rcache,
+                                                 ucs_rcache_region_t *rregion,
+                                                 char *buf, size_t max)
+{
+    uct_gaudi_copy_rcache_region_t *region =
+            ucs_derived_of(rregion, uct_gaudi_copy_rcache_region_t);
+
+    snprintf(buf, max, "dva 0x%" PRIx64, region->memh.dva);
+}
+
+static ucs_rcache_ops_t uct_gaudi_copy_rcache_ops = {
+    .mem_reg     = uct_gaudi_copy_rcache_mem_reg_cb,
+    .mem_dereg   = uct_gaudi_copy_rcache_mem_dereg_cb,
+    .dump_region = uct_gaudi_copy_rcache_dump_region_cb
+};
+
+static ucs_status_t
+uct_gaudi_copy_md_rcache_create(uct_gaudi_copy_md_t *md,
+                                const uct_gaudi_copy_md_config_t *config)
+{
+    ucs_rcache_params_t params;
+    ucs_status_t status;
+
+    if (config->enable_rcache == UCS_NO) {
+        return UCS_OK;
+    }
+
+    uct_md_set_rcache_params(&params, &config->rcache);
+    params.region_struct_size = sizeof(uct_gaudi_copy_rcache_region_t);
+    params.max_alignment      = ucs_get_page_size();
+    params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
+    params.context            = md;
+    params.ops                = &uct_gaudi_copy_rcache_ops;
+    status = ucs_rcache_create(&params, "gaudi_cpy", NULL, &md->rcache);
+    if (status == UCS_OK) {
+        /* a registration that hits the cache costs a lookup */
+        md->reg_cost = ucs_linear_func_make(
+                uct_md_rcache_overhead(&config->rcache), 0);
+        return UCS_OK;
+    }
+
+    md->rcache = NULL;
+    if (config->enable_rcache == UCS_YES) {
+        ucs_error("gaudi_cpy: failed to create a registration cache: %s",
+                  ucs_status_string(status));
+        return status;
+    }
+
+    ucs_debug("gaudi_cpy: could not create a registration cache (%s), "
+              "registering without it", ucs_status_string(status));
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_copy_md_open(uct_component_t *component, const char *md_name,
+                       const uct_md_config_t *uct_md_config, uct_md_h *md_p)
+{
+    const uct_gaudi_copy_md_config_t *config =
+            ucs_derived_of(uct_md_config, uct_gaudi_copy_md_config_t);
+    uct_gaudi_copy_md_t *md;
+    ucs_status_t status;
+
+    md = ucs_calloc(1, sizeof(*md), "uct_gaudi_copy_md_t");
+    if (md == NULL) {
+        ucs_error("failed to allocate memory for uct_gaudi_copy_md_t");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_gaudi_dev_acquire(&md->dev);
+    if (status != UCS_OK) {
+        ucs_free(md);
+        return status;
+    }
+
+    md->super.ops       = &uct_gaudi_copy_md_ops;
+    md->super.component = &uct_gaudi_copy_component;
+    md->reg_cost        = config->reg_cost;
+    status              = uct_gaudi_copy_md_rcache_create(md, config);
+    if (status != UCS_OK) {
+        uct_gaudi_dev_release(md->dev);
+        ucs_free(md);
+        return status;
+    }
+
+    *md_p = &md->super;
+    return UCS_OK;
+}
+
+uct_component_t uct_gaudi_copy_component = {
+    .query_md_resources = uct_gaudi_copy_query_md_resources,
+    .md_open            = uct_gaudi_copy_md_open,
+    .cm_open            = (uct_component_cm_open_func_t)
+                          ucs_empty_function_return_unsupported,
+    .rkey_unpack        = uct_gaudi_copy_rkey_unpack,
+    .rkey_ptr           = (uct_component_rkey_ptr_func_t)
+                          ucs_empty_function_return_unsupported,
+    .rkey_release       = (uct_component_rkey_release_func_t)
+                          ucs_empty_function_return_success,
+    .name               = "gaudi_cpy",
+    .md_config          = {
+        .name           = "Gaudi-copy memory domain",
+        .prefix         = "GAUDI_COPY_",
+        .table          = uct_gaudi_copy_md_config_table,
+        .size           = sizeof(uct_gaudi_copy_md_config_t),
+    },
+    .cm_config          = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
+    .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(
+                                  &uct_gaudi_copy_component),
+    .flags              = 0,
+    .md_vfs_init        = (uct_component_md_vfs_init_func_t)ucs_empty_function
+};
+UCT_COMPONENT_REGISTER(&uct_gaudi_copy_component);
