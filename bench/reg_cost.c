@@ -71,7 +71,8 @@ static double reg_pass(uct_md_h md, char **bufs, unsigned count, size_t size)
     unsigned i;
 
     for (i = 0; i < count; ++i) {
-        CHECK(uct_md_mem_reg(md, bufs[i], size, 0, &memh) == UCS_OK,
+        CHECK(uct_md_mem_reg(md, bufs[i], size, UCT_MD_MEM_ACCESS_ALL, &memh) ==
+              UCS_OK,
               "uct_md_mem_reg");
         CHECK(uct_md_mem_dereg(md, memh) == UCS_OK, "uct_md_mem_dereg");
     }

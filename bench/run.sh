@@ -46,6 +46,7 @@ perftest() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
 memcpy_bw=$("$work/memcpy_bw" "$size" "$iters")
+[ -n "$memcpy_bw" ] || exit 1
 read -r _ h2d_bw < <(perftest gaudi_copy gaudi0 -t put_bw -D zcopy \
                      -m host,gaudi -s "$size" -n "$iters")
 read -r _ d2h_bw < <(perftest gaudi_copy gaudi0 -t get -D zcopy \
@@ -56,8 +57,8 @@ cma_dev=$("$PREFIX/bin/ucx_info" -d | awk '/Transport: cma/ { f = 1 }
                                           f && /Device:/ { print $3; exit }')
 read -r cma_lat _ < <(perftest cma "${cma_dev:-memory}" -t put_bw -D zcopy \
                       -s 8 -n 10000)
-read -r reg_miss reg_hit < <(UCX_GAUDI_COPY_RCACHE=y "$work/reg_cost" \
-                             $((1 << 20)) 64)
+reg=$(UCX_GAUDI_COPY_RCACHE=y "$work/reg_cost" $((1 << 20)) 64)
+read -r reg_miss reg_hit <<< "$reg"
 
 printf '%-46s %12s %12s %9s  %s\n' measure ours reference ratio target
 printf '%-46s %12.1f %12.1f %9s  %s\n' \

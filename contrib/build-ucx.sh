@@ -46,13 +46,15 @@ configure_ucx() {
                  --enable-gtest --with-gaudi=yes $UCX_CONFIGURE_FLAGS"
     local stamp="$UCX_SRC/.ucx-gaudi-configured"
     flags=$(echo $flags)
+    # UCX's Makefiles do not regenerate themselves: a change of the patch or
+    # of any of our automake/m4 files means bootstrapping again
     if [ -f "$UCX_SRC/Makefile" ] && [ -f "$stamp" ] &&
        [ "$(cat "$stamp")" = "$flags" ] &&
        [ -f "$UCX_SRC/src/uct/gaudi/Makefile" ] &&
        [ -f "$UCX_SRC/src/tools/perf/gaudi/Makefile" ] &&
-       [ "$UCX_SRC/config.status" -nt "$here/src/uct/gaudi/configure.m4" ] &&
-       [ "$UCX_SRC/config.status" -nt "$here/src/tools/perf/gaudi/configure.m4" ] &&
-       [ "$UCX_SRC/config.status" -nt "$here/contrib/ucx-1.13.1-gaudi.patch" ]; then
+       [ "$UCX_SRC/config.status" -nt "$here/contrib/ucx-1.13.1-gaudi.patch" ] &&
+       [ -z "$(find "$here/src" \( -name '*.am' -o -name '*.m4' \) \
+                    -newer "$UCX_SRC/config.status")" ]; then
         return 0
     fi
     log "bootstrapping and configuring UCX (log: $BUILD_DIR/ucx-configure.log)"

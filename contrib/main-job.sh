@@ -9,6 +9,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 make --no-print-directory -s build-tests
 eval "$(make --no-print-directory -s print-test-env)"
+unset UCX_SRC  # UCX warns about UCX_* variables it does not know
 
 export UCX_GAUDI_EMU_DEVICES=2
 export UCX_GAUDI_EMU_STATE_DIR=$(mktemp -d /tmp/ucx-gaudi-main.XXXXXX)

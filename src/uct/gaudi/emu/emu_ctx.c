@@ -5,6 +5,7 @@
  */
 
 #include "emu_common.h"
+#include "emu_pid.h"
 #include "emu_ctx.h"
 #include "emu_cb.h"
 #include "emu_dev.h"
@@ -43,7 +44,7 @@ emu_ctx_t *emu_ctx_create(int dev, int compute)
     ctx->fd       = -1;
     ctx->dev      = dev;
     ctx->compute  = compute;
-    ctx->pid      = getpid();
+    ctx->pid      = emu_getpid();
     ctx->sdev     = emu_state_dev(dev);
     ctx->next_seq = 1;
     ctx->eventfd  = -1;

@@ -13,6 +13,7 @@
 #include "emu_pkt.h"
 #include "emu_va.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,10 @@ static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
     return HL_WAIT_CS_STATUS_COMPLETED;
 }
 
+/* How long an idle worker looks for more work before it sleeps */
+#define EMU_EXEC_SPIN_NS  50000ull
+
+
 static uint64_t emu_exec_model_ns(uint64_t bytes)
 {
     double ns = emu_g.cfg.latency * 1e9;
@@ -157,6 +162,22 @@ static void emu_exec_one(emu_ctx_t *ctx, emu_cs_t *cs)
     pthread_cond_broadcast(&ctx->cond);
 }
 
+/* Wait a little for the next CS without sleeping: a stream of submissions
+ * then costs no thread wake-up each, like a busy engine that fetches the
+ * next CB at once. ctx->lock held on entry and exit. */
+static void emu_exec_spin(emu_ctx_t *ctx)
+{
+    uint64_t deadline = emu_now_ns() + EMU_EXEC_SPIN_NS;
+
+    pthread_mutex_unlock(&ctx->lock);
+    while ((__atomic_load_n(&ctx->fifo_head, __ATOMIC_ACQUIRE) == NULL) &&
+           !__atomic_load_n(&ctx->stop, __ATOMIC_ACQUIRE) &&
+           (emu_now_ns() < deadline)) {
+        sched_yield();
+    }
+    pthread_mutex_lock(&ctx->lock);
+}
+
 static void *emu_exec_worker(void *arg)
 {
     emu_ctx_t *ctx = arg;
@@ -164,6 +185,10 @@ static void *emu_exec_worker(void *arg)
 
     pthread_mutex_lock(&ctx->lock);
     for (;;) {
+        if ((ctx->fifo_head == NULL) && !ctx->stop) {
+            emu_exec_spin(ctx);
+        }
+
         while ((ctx->fifo_head == NULL) && !ctx->stop) {
             pthread_cond_wait(&ctx->cond, &ctx->lock);
         }

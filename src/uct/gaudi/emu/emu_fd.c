@@ -5,6 +5,7 @@
  */
 
 #include "emu_common.h"
+#include "emu_pid.h"
 #include "emu_fd.h"
 
 #include <fcntl.h>
@@ -31,7 +32,7 @@ static emu_fd_table_t emu_fds = {
 
 static int emu_fd_is_foreign(const emu_ctx_t *ctx)
 {
-    return ctx->pid != getpid();
+    return ctx->pid != emu_getpid();
 }
 
 static int emu_fd_grow(int fd)

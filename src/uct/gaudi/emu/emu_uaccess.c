@@ -5,6 +5,7 @@
  */
 
 #include "emu_common.h"
+#include "emu_pid.h"
 #include "emu_uaccess.h"
 
 /* process_vm_*() write memory behind valgrind's back: tell it */
@@ -42,8 +43,8 @@ static int emu_uaccess_vm(void *local, uint64_t remote, size_t len,
         return -EFAULT;
     }
 
-    n = write ? process_vm_writev(getpid(), &liov, 1, &riov, 1, 0) :
-                process_vm_readv(getpid(), &liov, 1, &riov, 1, 0);
+    n = write ? process_vm_writev(emu_getpid(), &liov, 1, &riov, 1, 0) :
+                process_vm_readv(emu_getpid(), &liov, 1, &riov, 1, 0);
     if (n == (ssize_t)len) {
         EMU_MEM_DEFINED(write ? riov.iov_base : liov.iov_base, len);
         return 0;
