@@ -45,8 +45,9 @@ applied="$ucx/.ucx-gaudi-patch"
 if [ -f "$applied" ] && cmp -s "$applied" "$patch_file"; then
     exit 0
 fi
-files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$patch_file" "$applied" \
-        2>/dev/null | sort -u)
+patches=("$patch_file")
+[ -f "$applied" ] && patches+=("$applied")
+files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "${patches[@]}" | sort -u)
 keep=$(mktemp -d)
 trap 'rm -rf "$keep"' EXIT
 if [ -f "$applied" ]; then
