@@ -235,6 +235,42 @@ TEST(base_dma_async, batching) {
     });
 }
 
+/* A copy longer than one packet may move is split into several packets of
+ * one submission (the ASIC's limit, 4 GiB - 1, is lowered for the test) */
+TEST(base_dma_async, splitting) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        const size_t length = 5 * 4096 + 17;
+        uct_gaudi_dma_chan_t chan;
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        uint64_t num_cs;
+
+        set_emu_env(1, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        {
+        host_buf src(dev, length, 0), dst(dev, length, 0);
+        fill_pattern(src.data.data(), length, 11);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, length, &mem));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 2, 6, &chan));
+        chan.max_tsize = 4096;
+        num_cs         = chan.counters.num_cs;
+        EXPECT_EQ(UCS_OK, chan_copy(&chan, mem.dva, src.dva, length));
+        EXPECT_EQ(UCS_OK, chan_copy(&chan, dst.dva, mem.dva, length));
+        EXPECT_EQ(num_cs + 2, chan.counters.num_cs);
+        EXPECT_EQ(src.data, dst.data);
+        /* 7 packets do not fit a command buffer of 6 */
+        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+                  chan_copy(&chan, mem.dva, src.dva, 6 * 4096 + 1));
+        uct_gaudi_dma_chan_cleanup(&chan);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        }
+        uct_gaudi_dev_release(dev);
+    });
+}
+
 /* A full channel and a full driver queue are back-pressure: the post
  * returns UCS_ERR_NO_RESOURCE at once, and goes through after progress */
 TEST(base_dma_async, back_pressure) {

@@ -212,6 +212,7 @@ ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
     chan->num_descs = ucs_max(max_inflight, 1);
     chan->max_pkts  = ucs_max(max_batch, 1);
     chan->cb_size   = chan->max_pkts * sizeof(struct uct_gaudi_pkt_lin_dma);
+    chan->max_tsize = UCT_GAUDI_LIN_DMA_MAX_TSIZE;
     chan->timeout   = uct_gaudi_base_config()->dma_timeout;
     chan->descs     = ucs_calloc(chan->num_descs, sizeof(*chan->descs),
                                  "gaudi_dma_descs");
@@ -321,13 +322,13 @@ static uct_gaudi_dma_dir_t uct_gaudi_dma_direction(uct_gaudi_dev_t *dev,
     return dst_dev ? UCT_GAUDI_DMA_H2D : UCT_GAUDI_DMA_D2H;
 }
 
-static unsigned uct_gaudi_dma_batch_pkts(const uct_gaudi_dma_batch_t *batch)
+static unsigned uct_gaudi_dma_batch_pkts(const uct_gaudi_dma_chan_t *chan,
+                                         const uct_gaudi_dma_batch_t *batch)
 {
     unsigned i, num_pkts = 0;
 
     for (i = 0; i < batch->count; ++i) {
-        num_pkts += ucs_div_round_up(batch->xfers[i].length,
-                                     UCT_GAUDI_LIN_DMA_MAX_TSIZE);
+        num_pkts += ucs_div_round_up(batch->xfers[i].length, chan->max_tsize);
     }
 
     return num_pkts;
@@ -365,7 +366,8 @@ static void uct_gaudi_dma_write_pkt(uct_gaudi_dev_t *dev,
 }
 
 /* Write the packets of @a batch, splitting at the per-packet limit */
-static unsigned uct_gaudi_dma_write_batch(uct_gaudi_dev_t *dev, void *cb,
+static unsigned uct_gaudi_dma_write_batch(const uct_gaudi_dma_chan_t *chan,
+                                          void *cb,
                                           const uct_gaudi_dma_batch_t *batch)
 {
     struct uct_gaudi_pkt_lin_dma *pkts = cb;
@@ -378,9 +380,9 @@ static unsigned uct_gaudi_dma_write_batch(uct_gaudi_dev_t *dev, void *cb,
         src    = batch->xfers[i].src;
         length = batch->xfers[i].length;
         while (length > 0) {
-            size = ucs_min(length, UCT_GAUDI_LIN_DMA_MAX_TSIZE);
-            uct_gaudi_dma_write_pkt(dev, &pkts[num_pkts++], dst, src, size,
-                                    batch->memset_op);
+            size = ucs_min(length, chan->max_tsize);
+            uct_gaudi_dma_write_pkt(chan->dev, &pkts[num_pkts++], dst, src,
+                                    size, batch->memset_op);
             dst    += size;
             src    += batch->memset_op ? 0 : size;
             length -= size;
@@ -444,7 +446,7 @@ static ucs_status_t uct_gaudi_dma_post_batch(uct_gaudi_dma_chan_t *chan,
         return status;
     }
 
-    num_pkts = uct_gaudi_dma_batch_pkts(batch);
+    num_pkts = uct_gaudi_dma_batch_pkts(chan, batch);
     if (num_pkts == 0) {
         return UCS_OK;
     } else if (num_pkts > chan->max_pkts) {
@@ -462,7 +464,7 @@ static ucs_status_t uct_gaudi_dma_post_batch(uct_gaudi_dma_chan_t *chan,
 
     index  = chan->free_head;
     desc   = &chan->descs[index];
-    uct_gaudi_dma_write_batch(dev, desc->cb, batch);
+    uct_gaudi_dma_write_batch(chan, desc->cb, batch);
     status = uct_gaudi_dma_submit(chan, desc, dev->dma.queue[dir],
                                   num_pkts * sizeof(struct uct_gaudi_pkt_lin_dma));
     if (status == UCS_ERR_NO_RESOURCE) {

@@ -87,6 +87,8 @@ typedef struct uct_gaudi_dma_chan {
     unsigned                 in_flight;
     size_t                   cb_size;     /* bytes per command buffer */
     unsigned                 max_pkts;    /* LIN_DMA packets per CS */
+    uint64_t                 max_tsize;   /* bytes per packet (the ASIC's
+                                             limit; tests lower it) */
     void                     *cb_mem;     /* Gaudi2: all CBs, one mapping */
     uint64_t                 cb_dva;      /* Gaudi2: its device VA */
     size_t                   map_size;    /* Gaudi1: mmap length per CB */
