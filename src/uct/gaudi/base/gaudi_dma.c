@@ -457,7 +457,7 @@ static ucs_status_t uct_gaudi_dma_post_batch(uct_gaudi_dma_chan_t *chan,
     }
 
     pthread_mutex_lock(&chan->lock);
-    if (chan->free_head == chan->num_descs) {
+    if (!uct_gaudi_dma_chan_has_room(chan)) {
         status = UCS_ERR_NO_RESOURCE;
         goto out_no_resource;
     }
@@ -509,21 +509,6 @@ ucs_status_t uct_gaudi_dma_chan_post(uct_gaudi_dma_chan_t *chan,
 
     dir = uct_gaudi_dma_direction(chan->dev, xfers[0].dst, xfers[0].src,
                                   xfers[0].length);
-    return uct_gaudi_dma_post_batch(chan, &batch, dir, comp);
-}
-
-ucs_status_t uct_gaudi_dma_chan_post_memset(uct_gaudi_dma_chan_t *chan,
-                                            uint64_t dst, int value,
-                                            size_t length,
-                                            uct_completion_t *comp)
-{
-    uct_gaudi_dma_xfer_t xfer   = {dst, 0x0101010101010101ull * (uint8_t)value,
-                                   length};
-    uct_gaudi_dma_batch_t batch = {&xfer, 1, 1};
-    uct_gaudi_dma_dir_t dir;
-
-    dir = uct_gaudi_mem_is_device_address(chan->dev, dst, length) ?
-          UCT_GAUDI_DMA_H2D : UCT_GAUDI_DMA_D2H;
     return uct_gaudi_dma_post_batch(chan, &batch, dir, comp);
 }
 

@@ -145,14 +145,6 @@ ucs_status_t uct_gaudi_dma_chan_post(uct_gaudi_dma_chan_t *chan,
                                      unsigned count, uct_completion_t *comp);
 
 
-/* Fill @a length bytes at device address @a dst with byte @a value, like
- * uct_gaudi_dma_chan_post() */
-ucs_status_t uct_gaudi_dma_chan_post_memset(uct_gaudi_dma_chan_t *chan,
-                                            uint64_t dst, int value,
-                                            size_t length,
-                                            uct_completion_t *comp);
-
-
 /**
  * Poll the oldest submissions of each direction (WAIT_CS, timeout 0) and
  * invoke the completions of those that ended.
@@ -160,6 +152,14 @@ ucs_status_t uct_gaudi_dma_chan_post_memset(uct_gaudi_dma_chan_t *chan,
  * @return the number of completed submissions.
  */
 unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan);
+
+
+/* A submission can be posted now (a command buffer is free) */
+static UCS_F_ALWAYS_INLINE int
+uct_gaudi_dma_chan_has_room(const uct_gaudi_dma_chan_t *chan)
+{
+    return chan->free_head != chan->num_descs;
+}
 
 
 /* Nothing in flight on @a chan */

@@ -170,13 +170,6 @@ static void uct_gaudi_copy_op_done(uct_completion_t *self)
     uct_completion_t *user_comp = op->user_comp;
     ucs_status_t status         = self->status;
 
-    if (status == UCS_OK) {
-        UCS_STATS_UPDATE_COUNTER(op->iface->stats, op->stat, op->length);
-    } else {
-        UCS_STATS_UPDATE_COUNTER(op->iface->stats,
-                                 UCT_GAUDI_COPY_IFACE_STAT_DMA_ERRORS, 1);
-    }
-
     uct_gaudi_copy_op_release(op);
     if (user_comp != NULL) {
         uct_invoke_completion(user_comp, status);
@@ -216,17 +209,6 @@ static ucs_status_t uct_gaudi_copy_op_resolve(uct_gaudi_copy_op_t *op,
     return UCS_OK;
 }
 
-static int uct_gaudi_copy_op_stat(uct_gaudi_copy_iface_t *iface, uint64_t dst,
-                                  uint64_t src, size_t length)
-{
-    int dst_dev = uct_gaudi_mem_is_device_address(iface->dev, dst, length);
-    int src_dev = uct_gaudi_mem_is_device_address(iface->dev, src, length);
-
-    return (dst_dev && src_dev) ? UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2D :
-           dst_dev ? UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D :
-                     UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2H;
-}
-
 static ucs_status_t
 uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
                         uint64_t remote_addr, uct_completion_t *comp,
@@ -236,6 +218,7 @@ uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
                                                    uct_gaudi_copy_iface_t);
     uct_gaudi_dma_xfer_t xfers[iovcnt];
     uint64_t local, remote;
+    size_t offset = 0;
     uct_gaudi_copy_op_t *op;
     ucs_status_t status;
     unsigned count;
@@ -252,7 +235,6 @@ uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
     op->comp.status = UCS_OK;
     op->user_comp   = comp;
     op->iface       = iface;
-    op->length      = 0;
     op->num_mapped  = 0;
     for (i = 0, count = 0; i < iovcnt; ++i) {
         if (uct_iov_get_length(&iov[i]) == 0) {
@@ -268,7 +250,7 @@ uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
 
         status = uct_gaudi_copy_op_resolve(op,
                                            (void*)(uintptr_t)(remote_addr +
-                                                              op->length),
+                                                              offset),
                                            uct_iov_get_length(&iov[i]),
                                            NULL, &remote);
         if (status != UCS_OK) {
@@ -278,7 +260,7 @@ uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         xfers[count].dst    = is_put ? remote : local;
         xfers[count].src    = is_put ? local : remote;
         xfers[count].length = uct_iov_get_length(&iov[i]);
-        op->length         += xfers[count].length;
+        offset             += xfers[count].length;
         ++count;
     }
 
@@ -287,14 +269,9 @@ uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         return UCS_OK;
     }
 
-    op->stat = uct_gaudi_copy_op_stat(iface, xfers[0].dst, xfers[0].src,
-                                      xfers[0].length);
-    status   = uct_gaudi_dma_chan_post(&iface->chan, xfers, count, &op->comp);
+    status = uct_gaudi_dma_chan_post(&iface->chan, xfers, count, &op->comp);
     if (status == UCS_INPROGRESS) {
         return UCS_INPROGRESS;
-    } else if (status == UCS_ERR_NO_RESOURCE) {
-        UCS_STATS_UPDATE_COUNTER(iface->stats,
-                                 UCT_GAUDI_COPY_IFACE_STAT_NO_RESOURCE, 1);
     }
 
 err_release:
@@ -344,7 +321,7 @@ ucs_status_t uct_gaudi_copy_ep_pending_add(uct_ep_h tl_ep,
                                                    uct_gaudi_copy_iface_t);
     uct_gaudi_copy_pending_priv_t *priv;
 
-    if (iface->chan.free_head != iface->chan.num_descs) {
+    if (uct_gaudi_dma_chan_has_room(&iface->chan)) {
         return UCS_ERR_BUSY;  /* there is room: send now */
     }
 

@@ -26,8 +26,6 @@ typedef struct uct_gaudi_copy_op {
     uct_completion_t            comp;        /* of its DMA submission */
     uct_completion_t            *user_comp;  /* may be NULL */
     struct uct_gaudi_copy_iface *iface;
-    size_t                      length;
-    int                         stat;        /* bytes counter to update */
     unsigned                    num_mapped;
     struct uct_gaudi_copy_memh  *mapped[];   /* host mappings it took */
 } uct_gaudi_copy_op_t;

@@ -233,6 +233,30 @@ uct_gaudi_copy_iface_flush(uct_iface_h tl_iface, unsigned flags,
     return status;
 }
 
+/* The statistics mirror the DMA channel's own counters (UCT_GAUDI_DMA_*
+ * and the STAT_BYTES_* entries are in the same order) */
+static void uct_gaudi_copy_iface_stats_update(uct_gaudi_copy_iface_t *iface)
+{
+#ifdef ENABLE_STATS
+    const uct_gaudi_dma_counters_t *counters = &iface->chan.counters;
+    unsigned dir;
+
+    UCS_STATIC_ASSERT(UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2H ==
+                      UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D + UCT_GAUDI_DMA_D2H);
+    UCS_STATIC_ASSERT(UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2D ==
+                      UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D + UCT_GAUDI_DMA_D2D);
+    for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
+        UCS_STATS_SET_COUNTER(iface->stats,
+                              UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D + dir,
+                              counters->bytes[dir]);
+    }
+    UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_COPY_IFACE_STAT_DMA_ERRORS,
+                          counters->errors);
+    UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_COPY_IFACE_STAT_NO_RESOURCE,
+                          counters->no_resource);
+#endif
+}
+
 unsigned uct_gaudi_copy_iface_progress(uct_iface_h tl_iface)
 {
     uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
@@ -242,8 +266,11 @@ unsigned uct_gaudi_copy_iface_progress(uct_iface_h tl_iface)
 
     count = uct_gaudi_dma_chan_progress(&iface->chan);
     uct_pending_queue_dispatch(priv, &iface->pending,
-                               iface->chan.free_head != iface->chan.num_descs);
+                               uct_gaudi_dma_chan_has_room(&iface->chan));
     uct_gaudi_copy_iface_flush_progress(iface);
+    if (count > 0) {
+        uct_gaudi_copy_iface_stats_update(iface);
+    }
     return count;
 }
 

@@ -178,19 +178,22 @@ ucs_status_t uct_gaudi_copy_md_host_get(uct_gaudi_copy_md_t *md,
     return UCS_OK;
 }
 
-void uct_gaudi_copy_md_host_put(uct_gaudi_copy_md_t *md,
-                                uct_gaudi_copy_memh_t *memh)
+ucs_status_t uct_gaudi_copy_md_host_put(uct_gaudi_copy_md_t *md,
+                                        uct_gaudi_copy_memh_t *memh)
 {
+    ucs_status_t status;
+
     if (md->rcache != NULL) {
         ucs_rcache_region_put(md->rcache,
                               &ucs_container_of(memh,
                                                 uct_gaudi_copy_rcache_region_t,
                                                 memh)->super);
-        return;
+        return UCS_OK;
     }
 
-    uct_gaudi_mem_unmap(md->dev, memh->dva);
+    status = uct_gaudi_mem_unmap(md->dev, memh->dva);
     ucs_free(memh);
+    return status;
 }
 
 UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_mem_reg,
@@ -236,11 +239,10 @@ UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_mem_dereg, (tl_md, params),
 
     memh = params->memh;
     if (memh->mem_type == UCS_MEMORY_TYPE_HOST) {
-        uct_gaudi_copy_md_host_put(md, memh);
-    } else {
-        ucs_free(memh);
+        return uct_gaudi_copy_md_host_put(md, memh);
     }
 
+    ucs_free(memh);
     return UCS_OK;
 }
 

@@ -72,8 +72,9 @@ ucs_status_t uct_gaudi_copy_md_host_get(uct_gaudi_copy_md_t *md,
                                         uct_gaudi_copy_memh_t **memh_p);
 
 
-/* Release a handle of uct_gaudi_copy_md_host_get() */
-void uct_gaudi_copy_md_host_put(uct_gaudi_copy_md_t *md,
+/* Release a handle of uct_gaudi_copy_md_host_get(); without the rcache the
+ * mapping goes at once and its unmap status is returned */
+ucs_status_t uct_gaudi_copy_md_host_put(uct_gaudi_copy_md_t *md,
                                 uct_gaudi_copy_memh_t *memh);
 
 #endif
