@@ -4,11 +4,12 @@
 # test failed or a suite could not run.
 #
 # Environment (set by the top-level Makefile): UCX_SRC, PREFIX, UNIT_TEST,
-# EMU_TEST, DEMO.
+# EMU_TEST, IPC_TEST, DEMO.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-: "${UCX_SRC:?}" "${PREFIX:?}" "${UNIT_TEST:?}" "${EMU_TEST:?}" "${DEMO:?}"
+: "${UCX_SRC:?}" "${PREFIX:?}" "${UNIT_TEST:?}" "${EMU_TEST:?}" "${IPC_TEST:?}"
+: "${DEMO:?}"
 ucx_gtest="$UCX_SRC/test/gtest/gtest"
 # UCX warns about any UCX_* variable it does not know
 unset UCX_SRC
@@ -62,6 +63,8 @@ emu_env() {  # fresh emulated node of N devices
 
 run_gtest unit-emu -- "$EMU_TEST"
 run_gtest unit-base UCX_LOG_LEVEL=warn -- "$UNIT_TEST"
+# gaudi_ipc between two real processes (each test starts its own pair)
+run_gtest ipc-multiprocess -- "$IPC_TEST"
 
 # UCX's own suites over our transports
 run_gtest ucx-test_md $(emu_env 2) UCX_HANDLE_ERRORS=none -- \
@@ -72,6 +75,8 @@ run_gtest ucx-test_md-no-rcache $(emu_env 2) UCX_GAUDI_COPY_RCACHE=n \
 run_gtest ucx-test_md-gaudi1 $(emu_env 2) UCX_GAUDI_EMU_ASIC=gaudi1 \
     UCX_HANDLE_ERRORS=none -- \
     "$ucx_gtest" --gtest_filter='gaudi_cpy/test_md.*'
+run_gtest ucx-test_md-gaudi_ipc $(emu_env 2) UCX_HANDLE_ERRORS=none -- \
+    "$ucx_gtest" --gtest_filter='gaudi_ipc/test_md.*'
 run_gtest ucx-test_ucp_mem_type $(emu_env 2) UCX_HANDLE_ERRORS=none -- \
     "$ucx_gtest" --gtest_filter='*test_ucp_mem_type*'
 

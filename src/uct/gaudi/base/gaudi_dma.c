@@ -512,6 +512,70 @@ ucs_status_t uct_gaudi_dma_chan_post(uct_gaudi_dma_chan_t *chan,
     return uct_gaudi_dma_post_batch(chan, &batch, dir, comp);
 }
 
+ucs_status_t uct_gaudi_dma_chan_flush(uct_gaudi_dma_chan_t *chan,
+                                      ucs_queue_head_t *flushq, int idle,
+                                      uct_completion_t *comp)
+{
+    uct_gaudi_dma_flush_t *flush;
+
+    if (uct_gaudi_dma_chan_is_idle(chan) && idle) {
+        return UCS_OK;
+    }
+
+    if (comp == NULL) {
+        return UCS_INPROGRESS;
+    }
+
+    flush = ucs_malloc(sizeof(*flush), "gaudi_dma_flush");
+    if (flush == NULL) {
+        ucs_error("%s: failed to allocate a flush request", chan->dev->name);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    flush->comp = comp;
+    memcpy(flush->target, chan->counters.posted, sizeof(flush->target));
+    ucs_queue_push(flushq, &flush->queue);
+    return UCS_INPROGRESS;
+}
+
+void uct_gaudi_dma_chan_flush_progress(uct_gaudi_dma_chan_t *chan,
+                                       ucs_queue_head_t *flushq)
+{
+    const uint64_t *done = chan->counters.done;
+    uct_gaudi_dma_flush_t *flush;
+    unsigned dir;
+
+    while (!ucs_queue_is_empty(flushq)) {
+        flush = ucs_queue_head_elem_non_empty(flushq, uct_gaudi_dma_flush_t,
+                                              queue);
+        for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
+            if (done[dir] < flush->target[dir]) {
+                return;
+            }
+        }
+
+        ucs_queue_pull_non_empty(flushq);
+        uct_invoke_completion(flush->comp, chan->dev->failed ?
+                                           UCS_ERR_IO_ERROR : UCS_OK);
+        ucs_free(flush);
+    }
+}
+
+ucs_status_t uct_gaudi_dma_chan_post_dir(uct_gaudi_dma_chan_t *chan,
+                                         const uct_gaudi_dma_xfer_t *xfers,
+                                         unsigned count,
+                                         uct_gaudi_dma_dir_t dir,
+                                         uct_completion_t *comp)
+{
+    uct_gaudi_dma_batch_t batch = {xfers, count, 0};
+
+    if (count == 0) {
+        return UCS_OK;
+    }
+
+    return uct_gaudi_dma_post_batch(chan, &batch, dir, comp);
+}
+
 /* State of one submission: UCS_OK ended, UCS_INPROGRESS still running, or
  * the error it ended with (the device is then failed) */
 static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,

@@ -145,6 +145,44 @@ ucs_status_t uct_gaudi_dma_chan_post(uct_gaudi_dma_chan_t *chan,
                                      unsigned count, uct_completion_t *comp);
 
 
+/* A flush waiting for the submissions made before it */
+typedef struct uct_gaudi_dma_flush {
+    ucs_queue_elem_t  queue;
+    uct_completion_t  *comp;
+    uint64_t          target[UCT_GAUDI_DMA_DIR_LAST]; /* posted at flush */
+} uct_gaudi_dma_flush_t;
+
+
+/**
+ * Flush what was submitted on @a chan so far: UCS_OK if nothing is in flight
+ * and @a idle (the caller has nothing pending either); else UCS_INPROGRESS,
+ * and @a comp (if not NULL) is queued on @a flushq and invoked by
+ * uct_gaudi_dma_chan_flush_progress() once every submission made before the
+ * call has ended.
+ */
+ucs_status_t uct_gaudi_dma_chan_flush(uct_gaudi_dma_chan_t *chan,
+                                      ucs_queue_head_t *flushq, int idle,
+                                      uct_completion_t *comp);
+
+
+/* Complete the flushes of @a flushq whose submissions have all ended (each
+ * direction completes in order, so comparing counts is enough) */
+void uct_gaudi_dma_chan_flush_progress(uct_gaudi_dma_chan_t *chan,
+                                       ucs_queue_head_t *flushq);
+
+
+/**
+ * Like uct_gaudi_dma_chan_post(), on the queue of direction @a dir instead of
+ * the one the addresses suggest: a peer's memory imported by DMA-BUF has a
+ * host-range VA but is device memory (gaudi_ipc uses the D2D queue).
+ */
+ucs_status_t uct_gaudi_dma_chan_post_dir(uct_gaudi_dma_chan_t *chan,
+                                         const uct_gaudi_dma_xfer_t *xfers,
+                                         unsigned count,
+                                         uct_gaudi_dma_dir_t dir,
+                                         uct_completion_t *comp);
+
+
 /**
  * Poll the oldest submissions of each direction (WAIT_CS, timeout 0) and
  * invoke the completions of those that ended.

@@ -27,9 +27,20 @@
 
 
 typedef struct {
-    ucs_pgt_region_t super;   /* [dva, dva + length) */
-    uint64_t         handle;  /* ALLOC handle */
+    ucs_pgt_region_t super;    /* [dva, dva + length) */
+    uint64_t         handle;   /* ALLOC handle */
+    int              exported; /* a DMA-BUF was exported from it */
 } uct_gaudi_mem_region_t;
+
+
+/* A freed allocation the driver still holds (exported and referenced by an
+ * importer): its UNMAP + FREE are retried later */
+typedef struct {
+    ucs_list_link_t  list;
+    uint64_t         dva;
+    size_t           length;
+    uint64_t         handle;
+} uct_gaudi_mem_deferred_t;
 
 
 static ucs_pgt_dir_t *uct_gaudi_mem_pgd_alloc(const ucs_pgtable_t *pgtable)
@@ -115,7 +126,11 @@ ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev)
         goto err_lock;
     }
 
-    ctx->count = 0;
+    ctx->count        = 0;
+    ctx->num_deferred = 0;
+    ctx->free_cb      = NULL;
+    ctx->free_arg     = NULL;
+    ucs_list_head_init(&ctx->deferred);
     if (uct_gaudi_mem_is_gaudi1(dev)) {
         ctx->granule = UCT_GAUDI_MEM_GAUDI1_GRANULE;
         status       = uct_gaudi_pool_init(&ctx->pool, dev->info->dram_base,
@@ -153,6 +168,7 @@ static ucs_status_t uct_gaudi_mem_track(uct_gaudi_dev_t *dev,
     region->super.start = mem->dva;
     region->super.end   = mem->dva + mem->length;
     region->handle      = mem->handle;
+    region->exported    = 0;
 
     ucs_recursive_spin_lock(&dev->mem.lock);
     status = ucs_pgtable_insert(&dev->mem.allocs, &region->super);
@@ -282,8 +298,21 @@ static ucs_status_t uct_gaudi_mem_alloc_phys(uct_gaudi_dev_t *dev,
  * Give the allocation back to the driver. Returns UCS_OK when it is gone,
  * an error while it still exists (e.g. UNMAP refused because it is exported).
  */
+static ucs_status_t uct_gaudi_mem_unmap_level(uct_gaudi_dev_t *dev,
+                                              uint64_t dva,
+                                              ucs_log_level_t log_level)
+{
+    union hl_mem_args args;
+
+    memset(&args, 0, sizeof(args));
+    args.in.op                     = HL_MEM_OP_UNMAP;
+    args.in.unmap.device_virt_addr = dva;
+    return uct_gaudi_mem_op(dev, &args, log_level);
+}
+
 static ucs_status_t uct_gaudi_mem_release(uct_gaudi_dev_t *dev, uint64_t dva,
-                                          size_t length, uint64_t handle)
+                                          size_t length, uint64_t handle,
+                                          ucs_log_level_t log_level)
 {
     union hl_mem_args args;
     ucs_status_t status;
@@ -297,7 +326,7 @@ static ucs_status_t uct_gaudi_mem_release(uct_gaudi_dev_t *dev, uint64_t dva,
         return UCS_OK;
     }
 
-    status = uct_gaudi_mem_unmap(dev, dva);
+    status = uct_gaudi_mem_unmap_level(dev, dva, log_level);
     if (status != UCS_OK) {
         return status;
     }
@@ -319,6 +348,8 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    /* memory importers released since can be given out again */
+    uct_gaudi_mem_retry_deferred(dev);
     mem->length = ucs_align_up(length, dev->mem.granule);
     if (uct_gaudi_mem_is_gaudi1(dev)) {
         status = uct_gaudi_mem_alloc_phys(dev, mem);
@@ -332,7 +363,8 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
 
     status = uct_gaudi_mem_track(dev, mem);
     if (status != UCS_OK) {
-        uct_gaudi_mem_release(dev, mem->dva, mem->length, mem->handle);
+        uct_gaudi_mem_release(dev, mem->dva, mem->length, mem->handle,
+                              UCS_LOG_LEVEL_ERROR);
         return status;
     }
 
@@ -341,28 +373,138 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
     return UCS_OK;
 }
 
+/* Keep a freed allocation that importers still hold, to release it later */
+static ucs_status_t uct_gaudi_mem_defer(uct_gaudi_dev_t *dev,
+                                        uct_gaudi_mem_region_t *region)
+{
+    uct_gaudi_mem_deferred_t *deferred;
+
+    deferred = ucs_malloc(sizeof(*deferred), "gaudi_mem_deferred");
+    if (deferred == NULL) {
+        ucs_error("%s: failed to allocate a deferred release", dev->name);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    deferred->dva    = region->super.start;
+    deferred->length = region->super.end - region->super.start;
+    deferred->handle = region->handle;
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    ucs_list_add_tail(&dev->mem.deferred, &deferred->list);
+    ++dev->mem.num_deferred;
+    ucs_recursive_spin_unlock(&dev->mem.lock);
+    ucs_debug("%s: 0x%" PRIx64 "+%zu is still imported by a peer: its "
+              "release is deferred", dev->name, deferred->dva,
+              deferred->length);
+    return UCS_OK;
+}
+
+void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
+                               uct_gaudi_mem_free_cb_t cb, void *arg)
+{
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    dev->mem.free_cb  = cb;
+    dev->mem.free_arg = arg;
+    ucs_recursive_spin_unlock(&dev->mem.lock);
+}
+
+unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev)
+{
+    uct_gaudi_mem_deferred_t *deferred, *tmp;
+    unsigned remaining;
+
+    if (dev->mem.num_deferred == 0) {
+        return 0;
+    }
+
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    ucs_list_for_each_safe(deferred, tmp, &dev->mem.deferred, list) {
+        if (!dev->failed &&
+            (uct_gaudi_mem_release(dev, deferred->dva, deferred->length,
+                                   deferred->handle, UCS_LOG_LEVEL_DEBUG) !=
+             UCS_OK)) {
+            continue;
+        }
+
+        ucs_debug("%s: released deferred 0x%" PRIx64 "+%zu", dev->name,
+                  deferred->dva, deferred->length);
+        ucs_list_del(&deferred->list);
+        --dev->mem.num_deferred;
+        ucs_free(deferred);
+    }
+    remaining = dev->mem.num_deferred;
+    ucs_recursive_spin_unlock(&dev->mem.lock);
+
+    return remaining;
+}
+
 ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
 {
-    size_t alloc_length;
+    uct_gaudi_mem_region_t *region;
+    ucs_pgt_region_t *pgt_region;
     ucs_status_t status;
-    uint64_t base;
+    int exported;
 
     /* a Gaudi1 pool would be corrupted by a range it never gave out */
-    if ((uct_gaudi_mem_lookup(dev, mem->dva, mem->length, &base,
-                              &alloc_length) != UCS_OK) ||
-        (base != mem->dva) || (alloc_length != mem->length)) {
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    pgt_region = ucs_pgtable_lookup(&dev->mem.allocs, mem->dva);
+    if ((pgt_region == NULL) || (pgt_region->start != mem->dva) ||
+        (pgt_region->end - pgt_region->start != mem->length)) {
+        ucs_recursive_spin_unlock(&dev->mem.lock);
         ucs_error("%s: 0x%" PRIx64 "+%zu is not a device allocation of this "
                   "process", dev->name, mem->dva, mem->length);
         return UCS_ERR_INVALID_PARAM;
     }
 
-    status = uct_gaudi_mem_release(dev, mem->dva, mem->length, mem->handle);
-    if ((status != UCS_OK) && !dev->failed) {
+    exported = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t)->exported;
+    ucs_recursive_spin_unlock(&dev->mem.lock);
+
+    if (exported && (dev->mem.free_cb != NULL)) {
+        dev->mem.free_cb(dev->mem.free_arg, mem->dva, mem->length);
+    }
+
+    /* an exported allocation may still be imported by a peer: the driver
+     * then refuses the UNMAP (EINVAL), which is not an error here */
+    status = uct_gaudi_mem_release(dev, mem->dva, mem->length, mem->handle,
+                                   exported ? UCS_LOG_LEVEL_DEBUG :
+                                              UCS_LOG_LEVEL_ERROR);
+    if ((status != UCS_OK) && !dev->failed && !exported) {
         return status;
     }
 
-    /* gone, or the device failed and its context is dead anyway */
-    ucs_free(uct_gaudi_mem_untrack(dev, mem->dva));
+    /* gone, or deferred, or the device failed and its context is dead */
+    region = uct_gaudi_mem_untrack(dev, mem->dva);
+    if ((status != UCS_OK) && !dev->failed) {
+        status = uct_gaudi_mem_defer(dev, region);
+    }
+
+    ucs_free(region);
+    return status;
+}
+
+ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
+                                size_t length, int exporting,
+                                uct_gaudi_mem_t *mem)
+{
+    uct_gaudi_mem_region_t *region;
+    ucs_pgt_region_t *pgt_region;
+    ucs_status_t status;
+
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    pgt_region = ucs_pgtable_lookup(&dev->mem.allocs, addr);
+    if ((pgt_region != NULL) &&
+        uct_gaudi_mem_in_range(addr, length, pgt_region->start,
+                               pgt_region->end - pgt_region->start)) {
+        region         = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
+        mem->dva       = pgt_region->start;
+        mem->length    = pgt_region->end - pgt_region->start;
+        mem->handle    = region->handle;
+        region->exported |= exporting;
+        status         = UCS_OK;
+    } else {
+        status = UCS_ERR_NO_ELEM;
+    }
+    ucs_recursive_spin_unlock(&dev->mem.lock);
+
     return status;
 }
 
@@ -394,12 +536,7 @@ ucs_status_t uct_gaudi_mem_map_host(uct_gaudi_dev_t *dev, const void *addr,
 
 ucs_status_t uct_gaudi_mem_unmap(uct_gaudi_dev_t *dev, uint64_t dva)
 {
-    union hl_mem_args args;
-
-    memset(&args, 0, sizeof(args));
-    args.in.op                     = HL_MEM_OP_UNMAP;
-    args.in.unmap.device_virt_addr = dva;
-    return uct_gaudi_mem_op(dev, &args, UCS_LOG_LEVEL_ERROR);
+    return uct_gaudi_mem_unmap_level(dev, dva, UCS_LOG_LEVEL_ERROR);
 }
 
 ucs_status_t uct_gaudi_mem_lookup(uct_gaudi_dev_t *dev, uint64_t addr,
@@ -441,6 +578,17 @@ int uct_gaudi_mem_is_device_address(uct_gaudi_dev_t *dev, uint64_t addr,
            UCS_OK;
 }
 
+static void uct_gaudi_mem_drop_deferred(uct_gaudi_dev_t *dev)
+{
+    uct_gaudi_mem_deferred_t *deferred, *tmp;
+
+    ucs_list_for_each_safe(deferred, tmp, &dev->mem.deferred, list) {
+        ucs_list_del(&deferred->list);
+        ucs_free(deferred);
+    }
+    dev->mem.num_deferred = 0;
+}
+
 static void uct_gaudi_mem_purge_cb(const ucs_pgtable_t *pgtable,
                                    ucs_pgt_region_t *pgt_region, void *arg)
 {
@@ -456,7 +604,8 @@ static void uct_gaudi_mem_purge_cb(const ucs_pgtable_t *pgtable,
     }
 
     if (!dev->failed) {
-        uct_gaudi_mem_release(dev, pgt_region->start, length, region->handle);
+        uct_gaudi_mem_release(dev, pgt_region->start, length, region->handle,
+                              UCS_LOG_LEVEL_ERROR);
     }
 
     ucs_free(region);
@@ -467,6 +616,12 @@ void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev)
     uct_gaudi_mem_ctx_t *ctx = &dev->mem;
 
     ucs_pgtable_purge(&ctx->allocs, uct_gaudi_mem_purge_cb, dev);
+    if (uct_gaudi_mem_retry_deferred(dev) > 0) {
+        /* closing the device drops them with everything else */
+        ucs_debug("%s: %u freed allocations still imported by peers at "
+                  "close", dev->name, ctx->num_deferred);
+        uct_gaudi_mem_drop_deferred(dev);
+    }
     ucs_pgtable_cleanup(&ctx->allocs);
     uct_gaudi_pool_cleanup(&ctx->pool);
     ucs_recursive_spinlock_destroy(&ctx->lock);

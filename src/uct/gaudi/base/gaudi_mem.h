@@ -16,6 +16,7 @@
 #include "gaudi_dev.h"
 #include "gaudi_pool.h"
 
+#include <ucs/datastruct/list.h>
 #include <ucs/datastruct/pgtable.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/spinlock.h>
@@ -35,6 +36,12 @@ typedef struct uct_gaudi_mem {
 } uct_gaudi_mem_t;
 
 
+/* Called when an exported allocation is freed, before it is given back:
+ * the exporter tells importers to let go (gaudi_ipc) */
+typedef void (*uct_gaudi_mem_free_cb_t)(void *arg, uint64_t dva,
+                                        size_t length);
+
+
 /* Memory state of an owned device (part of uct_gaudi_dev_t) */
 typedef struct uct_gaudi_mem_ctx {
     ucs_recursive_spinlock_t lock;      /* protects allocs and pool */
@@ -42,6 +49,11 @@ typedef struct uct_gaudi_mem_ctx {
     uct_gaudi_pool_t         pool;      /* Gaudi1 physical HBM pool */
     uint64_t                 granule;   /* allocation rounding */
     unsigned                 count;     /* number of live allocations */
+    ucs_list_link_t          deferred;  /* freed, release refused: exported
+                                           memory a peer still imports */
+    unsigned                 num_deferred;
+    uct_gaudi_mem_free_cb_t  free_cb;   /* exported allocation freed */
+    void                     *free_arg;
 } uct_gaudi_mem_ctx_t;
 
 
@@ -58,8 +70,34 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
                                  uct_gaudi_mem_t *mem);
 
 
-/* Free an allocation of uct_gaudi_mem_alloc() (UNMAP + FREE) */
+/**
+ * Free an allocation of uct_gaudi_mem_alloc() (UNMAP + FREE). An exported
+ * allocation that a peer still imports cannot be unmapped yet (the driver
+ * refuses with EINVAL): it is forgotten by this process at once and its
+ * release is retried later (uct_gaudi_mem_retry_deferred()).
+ */
 ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem);
+
+
+/* Set (or with NULL clear) the callback of exported allocations' frees */
+void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
+                               uct_gaudi_mem_free_cb_t cb, void *arg);
+
+
+/* Retry the deferred releases; returns how many are still deferred */
+unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev);
+
+
+/**
+ * The live allocation of this process that contains [addr, addr + length),
+ * in @a mem (start, length, handle). With @a exporting, the allocation is
+ * marked as exported: its later free may be deferred.
+ *
+ * @return UCS_OK or UCS_ERR_NO_ELEM.
+ */
+ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
+                                size_t length, int exporting,
+                                uct_gaudi_mem_t *mem);
 
 
 /**

@@ -341,8 +341,9 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
     ucs_status_t status;
 
     memset(dev, 0, sizeof(*dev));
-    dev->fd = -1;
-    status  = uct_gaudi_own_adopt(dev);
+    dev->fd         = -1;
+    dev->can_import = -1;
+    status          = uct_gaudi_own_adopt(dev);
     if (status == UCS_ERR_NO_ELEM) {
         status = strcasecmp(spec, "auto") ?
                  uct_gaudi_own_open_selected(dev, spec) :

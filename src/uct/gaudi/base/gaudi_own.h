@@ -39,6 +39,7 @@ struct uct_gaudi_dev {
     volatile int               failed;         /* reset/removed: unusable */
     char                       fail_reason[UCT_GAUDI_FAIL_REASON_MAX];
     int                        memtype_range;  /* DRAM range in memtype cache */
+    int                        can_import;     /* op 99: -1 not probed yet */
     uct_gaudi_mem_ctx_t        mem;            /* device memory */
     uct_gaudi_dma_ctx_t        dma;            /* DMA submission */
 };

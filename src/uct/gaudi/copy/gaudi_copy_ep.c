@@ -19,16 +19,6 @@
 #include <string.h>
 
 
-/*
- * One side of a short copy: a device VA the DMA engine can address directly
- * (Gaudi memory), or host memory the CPU reaches.
- */
-typedef struct {
-    void      *addr;
-    int       is_dev;
-} uct_gaudi_copy_side_t;
-
-
 static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_ep_t, const uct_ep_params_t *params)
 {
     uct_gaudi_copy_iface_t *iface = ucs_derived_of(params->iface,
@@ -48,51 +38,6 @@ UCS_CLASS_DEFINE_NEW_FUNC(uct_gaudi_copy_ep_t, uct_ep_t, const uct_ep_params_t*)
 UCS_CLASS_DEFINE_DELETE_FUNC(uct_gaudi_copy_ep_t, uct_ep_t);
 
 
-/* Copy @a length bytes between two sides, synchronously; pageable host
- * memory goes through the iface's pre-mapped bounce buffer in bounce-sized
- * pieces, and the device side is only ever touched by the DMA engine. */
-static ucs_status_t uct_gaudi_copy_ep_short(uct_gaudi_copy_iface_t *iface,
-                                            const uct_gaudi_copy_side_t *dst,
-                                            const uct_gaudi_copy_side_t *src,
-                                            size_t length)
-{
-    size_t offset, chunk;
-    ucs_status_t status;
-
-    if (dst->is_dev && src->is_dev) {
-        return uct_gaudi_dma_copy(iface->dev, (uintptr_t)dst->addr,
-                                  (uintptr_t)src->addr, length);
-    } else if (!dst->is_dev && !src->is_dev) {
-        /* both sides are host memory: no device involved */
-        memcpy(dst->addr, src->addr, length);
-        return UCS_OK;
-    }
-
-    for (offset = 0; offset < length; offset += chunk) {
-        chunk = ucs_min(length - offset, iface->bounce.size);
-        if (dst->is_dev) {
-            memcpy(iface->bounce.host, UCS_PTR_BYTE_OFFSET(src->addr, offset),
-                   chunk);
-            status = uct_gaudi_dma_copy(iface->dev,
-                                        (uintptr_t)dst->addr + offset,
-                                        iface->bounce.dva, chunk);
-        } else {
-            status = uct_gaudi_dma_copy(iface->dev, iface->bounce.dva,
-                                        (uintptr_t)src->addr + offset, chunk);
-            if (status == UCS_OK) {
-                memcpy(UCS_PTR_BYTE_OFFSET(dst->addr, offset),
-                       iface->bounce.host, chunk);
-            }
-        }
-
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
-
-    return UCS_OK;
-}
-
 static ucs_status_t uct_gaudi_copy_ep_rma_short(uct_ep_h tl_ep, void *local,
                                                 size_t length,
                                                 uint64_t remote_addr,
@@ -100,22 +45,22 @@ static ucs_status_t uct_gaudi_copy_ep_rma_short(uct_ep_h tl_ep, void *local,
 {
     uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                                    uct_gaudi_copy_iface_t);
-    uct_gaudi_copy_side_t local_side, remote_side;
+    void *remote = (void*)(uintptr_t)remote_addr;
+    int local_is_dev, remote_is_dev;
 
     if (length == 0) {
         return UCS_OK;
     }
 
-    local_side.addr   = local;
-    local_side.is_dev = uct_gaudi_mem_is_device_address(iface->dev,
-                                                        (uintptr_t)local,
-                                                        length);
-    remote_side.addr   = (void*)(uintptr_t)remote_addr;
-    remote_side.is_dev = uct_gaudi_mem_is_device_address(iface->dev,
-                                                         remote_addr, length);
+    local_is_dev  = uct_gaudi_mem_is_device_address(iface->dev,
+                                                    (uintptr_t)local, length);
+    remote_is_dev = uct_gaudi_mem_is_device_address(iface->dev, remote_addr,
+                                                    length);
     return is_put ?
-           uct_gaudi_copy_ep_short(iface, &remote_side, &local_side, length) :
-           uct_gaudi_copy_ep_short(iface, &local_side, &remote_side, length);
+           uct_gaudi_bounce_copy(iface->dev, &iface->bounce, remote,
+                                 remote_is_dev, local, local_is_dev, length) :
+           uct_gaudi_bounce_copy(iface->dev, &iface->bounce, local,
+                                 local_is_dev, remote, remote_is_dev, length);
 }
 
 UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_ep_put_short,

@@ -157,62 +157,12 @@ uct_gaudi_copy_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     return UCS_OK;
 }
 
-/* A flush waiting for the submissions made before it */
-typedef struct {
-    ucs_queue_elem_t  queue;
-    uct_completion_t  *comp;
-    uint64_t          target[UCT_GAUDI_DMA_DIR_LAST]; /* posted at flush */
-} uct_gaudi_copy_flush_t;
-
-
 ucs_status_t uct_gaudi_copy_iface_flush_comp(uct_gaudi_copy_iface_t *iface,
                                              uct_completion_t *comp)
 {
-    uct_gaudi_copy_flush_t *flush;
-
-    if (uct_gaudi_dma_chan_is_idle(&iface->chan) &&
-        ucs_queue_is_empty(&iface->pending)) {
-        return UCS_OK;
-    }
-
-    if (comp == NULL) {
-        return UCS_INPROGRESS;
-    }
-
-    flush = ucs_malloc(sizeof(*flush), "gaudi_copy_flush");
-    if (flush == NULL) {
-        ucs_error("gaudi_copy: failed to allocate a flush request");
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    flush->comp = comp;
-    memcpy(flush->target, iface->chan.counters.posted, sizeof(flush->target));
-    ucs_queue_push(&iface->flushq, &flush->queue);
-    return UCS_INPROGRESS;
-}
-
-/* Complete the flushes whose submissions have all ended (each direction
- * completes in order, so comparing counts is enough) */
-static void uct_gaudi_copy_iface_flush_progress(uct_gaudi_copy_iface_t *iface)
-{
-    const uint64_t *done = iface->chan.counters.done;
-    uct_gaudi_copy_flush_t *flush;
-    unsigned dir;
-
-    while (!ucs_queue_is_empty(&iface->flushq)) {
-        flush = ucs_queue_head_elem_non_empty(&iface->flushq,
-                                              uct_gaudi_copy_flush_t, queue);
-        for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
-            if (done[dir] < flush->target[dir]) {
-                return;
-            }
-        }
-
-        ucs_queue_pull_non_empty(&iface->flushq);
-        uct_invoke_completion(flush->comp, iface->dev->failed ?
-                                           UCS_ERR_IO_ERROR : UCS_OK);
-        ucs_free(flush);
-    }
+    return uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq,
+                                    ucs_queue_is_empty(&iface->pending),
+                                    comp);
 }
 
 static ucs_status_t
@@ -267,7 +217,7 @@ unsigned uct_gaudi_copy_iface_progress(uct_iface_h tl_iface)
     count = uct_gaudi_dma_chan_progress(&iface->chan);
     uct_pending_queue_dispatch(priv, &iface->pending,
                                uct_gaudi_dma_chan_has_room(&iface->chan));
-    uct_gaudi_copy_iface_flush_progress(iface);
+    uct_gaudi_dma_chan_flush_progress(&iface->chan, &iface->flushq);
     if (count > 0) {
         uct_gaudi_copy_iface_stats_update(iface);
     }
@@ -402,32 +352,21 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_iface_t, uct_md_h tl_md,
 
     self->id             = ucs_generate_uuid((uintptr_t)self);
     self->dev            = md->dev;
-    self->bounce.size    = ucs_align_up_pow2(ucs_max(config->bounce_size,
-                                                     4096),
-                                             ucs_get_page_size());
     self->config.max_iov = ucs_max(config->max_iov, 1);
     uct_gaudi_copy_iface_set_perf(self, config);
     ucs_queue_head_init(&self->pending);
     ucs_queue_head_init(&self->flushq);
 
-    status = ucs_posix_memalign(&self->bounce.host, ucs_get_page_size(),
-                                self->bounce.size, "gaudi_copy_bounce");
+    status = uct_gaudi_bounce_init(self->dev, config->bounce_size,
+                                   "gaudi_copy_bounce", &self->bounce);
     if (status != UCS_OK) {
-        ucs_error("gaudi_copy: failed to allocate a %zu-byte bounce buffer",
-                  self->bounce.size);
         return status;
-    }
-
-    status = uct_gaudi_mem_map_host(self->dev, self->bounce.host,
-                                    self->bounce.size, &self->bounce.dva);
-    if (status != UCS_OK) {
-        goto err_free_bounce;
     }
 
     status = uct_gaudi_dma_chan_init(self->dev, config->max_inflight,
                                      self->config.max_iov, &self->chan);
     if (status != UCS_OK) {
-        goto err_unmap_bounce;
+        goto err_bounce;
     }
 
     status = ucs_mpool_init(&self->op_mp, 0,
@@ -453,10 +392,8 @@ err_mpool:
     ucs_mpool_cleanup(&self->op_mp, 1);
 err_chan:
     uct_gaudi_dma_chan_cleanup(&self->chan);
-err_unmap_bounce:
-    uct_gaudi_mem_unmap(self->dev, self->bounce.dva);
-err_free_bounce:
-    ucs_free(self->bounce.host);
+err_bounce:
+    uct_gaudi_bounce_cleanup(self->dev, &self->bounce);
     return status;
 }
 
@@ -466,11 +403,10 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gaudi_copy_iface_t)
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     /* completes what is in flight (bounded by the DMA timeout) */
     uct_gaudi_dma_chan_cleanup(&self->chan);
-    uct_gaudi_copy_iface_flush_progress(self);
+    uct_gaudi_dma_chan_flush_progress(&self->chan, &self->flushq);
     UCS_STATS_NODE_FREE(self->stats);
     ucs_mpool_cleanup(&self->op_mp, 1);
-    uct_gaudi_mem_unmap(self->dev, self->bounce.dva);
-    ucs_free(self->bounce.host);
+    uct_gaudi_bounce_cleanup(self->dev, &self->bounce);
 }
 
 UCS_CLASS_DEFINE(uct_gaudi_copy_iface_t, uct_base_iface_t);

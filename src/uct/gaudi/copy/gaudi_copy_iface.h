@@ -9,6 +9,7 @@
 
 #include <uct/base/uct_iface.h>
 #include <uct/gaudi/base/gaudi_own.h>
+#include <uct/gaudi/base/gaudi_bounce.h>
 #include <uct/gaudi/base/gaudi_dma.h>
 #include <ucs/datastruct/mpool.h>
 #include <ucs/datastruct/queue_types.h>
@@ -47,11 +48,7 @@ typedef struct uct_gaudi_copy_iface {
     ucs_queue_head_t             pending;    /* waiting for a free CB */
     ucs_queue_head_t             flushq;     /* uct_gaudi_copy_flush_t */
     UCS_STATS_NODE_DECLARE(stats)
-    struct {
-        void                     *host;      /* pre-mapped host bounce buf */
-        uint64_t                 dva;        /* its device VA */
-        size_t                   size;
-    } bounce;
+    uct_gaudi_bounce_t           bounce;     /* stages short operations */
     struct {
         double                   bandwidth;  /* bytes/second */
         double                   latency;    /* seconds */

@@ -292,6 +292,18 @@ int emu_dmabuf_exported(emu_ctx_t *ctx, uint64_t va)
     return exported;
 }
 
+unsigned emu_dmabuf_count_alive(emu_ctx_t *ctx)
+{
+    emu_dmabuf_t *buf;
+    unsigned count = 0;
+
+    for (buf = ctx->dmabufs; buf != NULL; buf = buf->next) {
+        count += emu_dmabuf_alive(buf->name);
+    }
+
+    return count;
+}
+
 void emu_dmabuf_unmap_import(emu_ctx_t *ctx, emu_map_t *map)
 {
     if (map->import_fd >= 0) {

@@ -18,6 +18,10 @@ int emu_dmabuf_import(emu_ctx_t *ctx, union hl_mem_args *args);
 /* Is the DRAM mapping at @va exported (UNMAP must fail)? ctx->lock held */
 int emu_dmabuf_exported(emu_ctx_t *ctx, uint64_t va);
 
+/* Number of this context's exported DMA-BUFs still referenced by anybody
+ * (the exporter's fd or an importer); ctx->lock held */
+unsigned emu_dmabuf_count_alive(emu_ctx_t *ctx);
+
 /* A host-range mapping goes away: release its import, if it is one */
 void emu_dmabuf_unmap_import(emu_ctx_t *ctx, emu_map_t *map);
 

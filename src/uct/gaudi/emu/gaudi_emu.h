@@ -65,4 +65,25 @@ void gaudi_emu_fini(void);
 typedef void (*gaudi_emu_fini_func_t)(void);
 #define GAUDI_EMU_FINI_SYMBOL "gaudi_emu_fini"
 
+/*
+ * Accounting of this process's emulated nodes, for tests that check that
+ * nothing leaks ("the fd, VA and pinned-memory counts return to their
+ * starting values"). Not part of the driver ABI: tests find it with
+ * dlsym(RTLD_DEFAULT, GAUDI_EMU_STATS_SYMBOL).
+ */
+typedef struct gaudi_emu_stats {
+    unsigned contexts;      /* open emulated nodes (compute and control) */
+    unsigned dram_maps;     /* device-memory VA mappings */
+    unsigned host_maps;     /* userptr mappings (pinned host memory) */
+    unsigned import_maps;   /* op 99 imports of peers' DMA-BUFs */
+    unsigned cb_maps;       /* kernel CBs mapped into the device MMU */
+    unsigned exports;       /* DMA-BUFs exported by this process, alive */
+    uint64_t pinned_bytes;  /* bytes of host memory mapped by userptr */
+} gaudi_emu_stats_t;
+
+int gaudi_emu_get_stats(gaudi_emu_stats_t *stats);
+
+typedef int (*gaudi_emu_get_stats_func_t)(gaudi_emu_stats_t *stats);
+#define GAUDI_EMU_STATS_SYMBOL "gaudi_emu_get_stats"
+
 #endif

@@ -1,0 +1,128 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_share.h"
+#include "gaudi_err.h"
+#include "gaudi_ioctl.h"
+#include "gaudi_mem.h"
+#include "gaudi_own.h"
+
+#include <ucs/debug/log.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+
+
+ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
+                                  size_t length, uct_gaudi_export_t *exp)
+{
+    struct uct_gaudi_mem_export_in in;
+    union hl_mem_args args;
+    uct_gaudi_mem_t mem;
+    ucs_status_t status;
+
+    status = uct_gaudi_dev_check(dev);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (uct_gaudi_mem_find(dev, addr, length, 1, &mem) != UCS_OK) {
+        ucs_error("%s: cannot export 0x%" PRIx64 "+%zu: not inside a device "
+                  "allocation made by this process through UCX", dev->name,
+                  addr, length);
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    in.mem_size = mem.length;
+    in.offset   = 0;
+    if ((dev->info->asic != UCT_GAUDI_ASIC_GAUDI1) &&
+        (uct_gaudi_ioctl_abi() == UCT_GAUDI_ABI_MISC)) {
+        in.addr = mem.handle;   /* 6.1: the ALLOC handle */
+    } else {
+        in.addr = mem.dva;      /* Gaudi2+: the MAP VA; Gaudi1: physical */
+    }
+
+    memset(&args, 0, sizeof(args));
+    memcpy(&args.in, &in, sizeof(in));
+    args.in.op    = HL_MEM_OP_EXPORT_DMABUF_FD;
+    args.in.flags = O_RDWR | O_CLOEXEC;
+
+    status = UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd,
+                                                 UCT_GAUDI_IOC_MEMORY, &args),
+                            UCS_LOG_LEVEL_ERROR);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    exp->fd     = args.out.fd;
+    exp->base   = mem.dva;
+    exp->length = mem.length;
+    ucs_trace("%s: exported 0x%" PRIx64 "+%zu as DMA-BUF fd %d", dev->name,
+              exp->base, exp->length, exp->fd);
+    return UCS_OK;
+}
+
+int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev)
+{
+    struct uct_gaudi_mem_reg_dmabuf_in in = {.fd = (uint64_t)-1};
+    union hl_mem_args args;
+    int ret;
+
+    if (dev->can_import >= 0) {
+        return dev->can_import;
+    }
+
+    /* An invalid fd tells the two drivers apart: the out-of-tree driver
+     * looks the fd up (EBADF), upstream does not know the op (EINVAL) */
+    memset(&args, 0, sizeof(args));
+    memcpy(&args.in, &in, sizeof(in));
+    args.in.op = UCT_GAUDI_MEM_OP_REG_DMABUF_FD;
+    ret        = uct_gaudi_ioctl(dev->fd, UCT_GAUDI_IOC_MEMORY, &args);
+    dev->can_import = (ret < 0) && (errno == EBADF);
+    ucs_debug("%s: DMA-BUF import (op %d) %s (probe: %s)", dev->name,
+              UCT_GAUDI_MEM_OP_REG_DMABUF_FD,
+              dev->can_import ? "supported" : "not supported",
+              (ret < 0) ? strerror(errno) : "accepted an invalid fd");
+    return dev->can_import;
+}
+
+ucs_status_t uct_gaudi_mem_import(uct_gaudi_dev_t *dev, int fd, size_t length,
+                                  uint64_t *dva_p)
+{
+    struct uct_gaudi_mem_reg_dmabuf_in in = {.fd = fd, .length = length};
+    union hl_mem_args args;
+    ucs_status_t status;
+
+    status = uct_gaudi_dev_check(dev);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (!uct_gaudi_dev_can_import(dev)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    memset(&args, 0, sizeof(args));
+    memcpy(&args.in, &in, sizeof(in));
+    args.in.op = UCT_GAUDI_MEM_OP_REG_DMABUF_FD;
+    status     = UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd,
+                                                     UCT_GAUDI_IOC_MEMORY,
+                                                     &args),
+                                UCS_LOG_LEVEL_ERROR);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    *dva_p = args.out.device_virt_addr;
+    ucs_trace("%s: imported DMA-BUF fd %d (%zu bytes) at 0x%" PRIx64,
+              dev->name, fd, length, *dva_p);
+    return UCS_OK;
+}

@@ -1,0 +1,63 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_SHARE_H_
+#define UCT_GAUDI_SHARE_H_
+
+/*
+ * Sharing device memory between processes (habanalabs-uapi.md 4.4, 4.5):
+ * export an allocation of the owned device as a DMA-BUF fd, and import a
+ * peer's DMA-BUF into the owned device's MMU (HL_MEM_OP_REG_DMABUF_FD,
+ * op 99 of Habana's out-of-tree driver; upstream kernels reject it).
+ */
+
+#include "gaudi_dev.h"
+
+#include <ucs/sys/compiler_def.h>
+#include <ucs/type/status.h>
+#include <stddef.h>
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+
+/* An exported allocation */
+typedef struct uct_gaudi_export {
+    int      fd;      /* the DMA-BUF; owned by the caller */
+    uint64_t base;    /* start of the allocation (Gaudi1: physical) */
+    size_t   length;  /* its length = the DMA-BUF size */
+} uct_gaudi_export_t;
+
+
+/**
+ * Export the whole allocation of this process that contains
+ * [addr, addr + length), in the form the driver generation and ASIC need:
+ * Gaudi2+ the MAP VA (offset 0), the 6.1 ABI the ALLOC handle, Gaudi1 the
+ * physical address. Marks the allocation as exported (uct_gaudi_mem_free()
+ * then tolerates importers that still hold it).
+ *
+ * @return UCS_ERR_INVALID_ADDR if the range is not inside one allocation
+ *         made by this process (uct_gaudi_mem_alloc()).
+ */
+ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
+                                  size_t length, uct_gaudi_export_t *exp);
+
+
+/* Whether the driver imports DMA-BUFs (op 99); probed once per device */
+int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev);
+
+
+/**
+ * Import @a length bytes of the DMA-BUF @a fd into the owned device; the
+ * returned device VA is usable in DMA packets until uct_gaudi_mem_unmap().
+ * The caller may close @a fd afterwards (the mapping holds the buffer).
+ */
+ucs_status_t uct_gaudi_mem_import(uct_gaudi_dev_t *dev, int fd, size_t length,
+                                  uint64_t *dva_p);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,360 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_ipc_cache.h"
+#include "gaudi_ipc_srv.h"
+
+#include <uct/gaudi/base/gaudi_mem.h>
+#include <uct/gaudi/base/gaudi_share.h>
+#include <ucs/debug/assert.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <inttypes.h>
+#include <unistd.h>
+
+
+typedef struct uct_gaudi_ipc_peer {
+    pid_t           pid;
+    ucs_pgtable_t   maps;   /* lookup by the peer's address */
+    ucs_list_link_t list;   /* the same entries, to walk them */
+} uct_gaudi_ipc_peer_t;
+
+
+static ucs_pgt_dir_t *uct_gaudi_ipc_pgd_alloc(const ucs_pgtable_t *pgtable)
+{
+    return ucs_malloc(sizeof(ucs_pgt_dir_t), "gaudi_ipc_pgdir");
+}
+
+static void uct_gaudi_ipc_pgd_release(const ucs_pgtable_t *pgtable,
+                                      ucs_pgt_dir_t *dir)
+{
+    ucs_free(dir);
+}
+
+ucs_status_t uct_gaudi_ipc_cache_init(uct_gaudi_ipc_cache_t *cache,
+                                      uct_gaudi_dev_t *dev, int enabled,
+                                      double timeout)
+{
+    pthread_mutex_init(&cache->lock, NULL);
+    cache->dev     = dev;
+    cache->enabled = enabled;
+    cache->timeout = timeout;
+    memset(&cache->counters, 0, sizeof(cache->counters));
+    kh_init_inplace(uct_gaudi_ipc_peers, &cache->peers);
+    return UCS_OK;
+}
+
+/* Unmap and free an unreferenced mapping; cache->lock held */
+static void uct_gaudi_ipc_map_destroy(uct_gaudi_ipc_cache_t *cache,
+                                      uct_gaudi_ipc_map_t *map)
+{
+    ucs_trace("gaudi_ipc: unmapping pid %d export %" PRIu64 " at 0x%" PRIx64,
+              map->pid, map->export_id, map->dva);
+    if (!cache->dev->failed) {
+        uct_gaudi_mem_unmap(cache->dev, map->dva);
+    }
+    ucs_free(map);
+}
+
+static void uct_gaudi_ipc_map_release(uct_gaudi_ipc_cache_t *cache,
+                                      uct_gaudi_ipc_map_t *map)
+{
+    ucs_assert(map->refcount > 0);
+    if (--map->refcount == 0) {
+        uct_gaudi_ipc_map_destroy(cache, map);
+    }
+}
+
+/* Take @a map out of its peer's table and drop the table's reference */
+static void uct_gaudi_ipc_map_uncache(uct_gaudi_ipc_cache_t *cache,
+                                      uct_gaudi_ipc_map_t *map)
+{
+    ucs_assert(map->cached);
+    ucs_pgtable_remove(&map->peer->maps, &map->super);
+    ucs_list_del(&map->list);
+    map->cached = 0;
+    uct_gaudi_ipc_map_release(cache, map);
+}
+
+/* Uncache the entries of @a peer overlapping [from, to) that match
+ * @a export_id/cookie (any if export_id is 0). Returns how many were
+ * removed, and in *busy_p whether any is still in use. cache->lock held */
+static unsigned uct_gaudi_ipc_peer_drop(uct_gaudi_ipc_cache_t *cache,
+                                        uct_gaudi_ipc_peer_t *peer,
+                                        uint64_t from, uint64_t to,
+                                        uint64_t export_id, uint64_t cookie,
+                                        int *busy_p)
+{
+    uct_gaudi_ipc_map_t *map, *tmp;
+    unsigned count = 0;
+
+    ucs_list_for_each_safe(map, tmp, &peer->list, list) {
+        if ((map->super.end <= from) || (map->super.start >= to) ||
+            ((export_id != 0) &&
+             ((map->export_id != export_id) || (map->cookie != cookie)))) {
+            continue;
+        }
+
+        if ((busy_p != NULL) && (map->refcount > 1)) {
+            *busy_p = 1;    /* unmapped when its last user lets go */
+        }
+        uct_gaudi_ipc_map_uncache(cache, map);
+        ++count;
+    }
+
+    return count;
+}
+
+static uct_gaudi_ipc_peer_t *
+uct_gaudi_ipc_cache_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid, int create)
+{
+    uct_gaudi_ipc_peer_t *peer;
+    khiter_t iter;
+    int ret;
+
+    iter = kh_get(uct_gaudi_ipc_peers, &cache->peers, pid);
+    if (iter != kh_end(&cache->peers)) {
+        return kh_val(&cache->peers, iter);
+    } else if (!create) {
+        return NULL;
+    }
+
+    peer = ucs_malloc(sizeof(*peer), "gaudi_ipc_peer");
+    if (peer == NULL) {
+        return NULL;
+    }
+
+    peer->pid = pid;
+    ucs_list_head_init(&peer->list);
+    if (ucs_pgtable_init(&peer->maps, uct_gaudi_ipc_pgd_alloc,
+                         uct_gaudi_ipc_pgd_release) != UCS_OK) {
+        ucs_free(peer);
+        return NULL;
+    }
+
+    iter = kh_put(uct_gaudi_ipc_peers, &cache->peers, pid, &ret);
+    if (ret < 0) {
+        ucs_pgtable_cleanup(&peer->maps);
+        ucs_free(peer);
+        return NULL;
+    }
+
+    kh_val(&cache->peers, iter) = peer;
+    return peer;
+}
+
+static void uct_gaudi_ipc_cache_peer_destroy(uct_gaudi_ipc_cache_t *cache,
+                                             uct_gaudi_ipc_peer_t *peer)
+{
+    khiter_t iter;
+
+    uct_gaudi_ipc_peer_drop(cache, peer, 0, UINT64_MAX, 0, 0, NULL);
+    iter = kh_get(uct_gaudi_ipc_peers, &cache->peers, peer->pid);
+    if (iter != kh_end(&cache->peers)) {
+        kh_del(uct_gaudi_ipc_peers, &cache->peers, iter);
+    }
+    ucs_pgtable_cleanup(&peer->maps);
+    ucs_free(peer);
+}
+
+/* A cached mapping with the identity of @a key, or NULL; a stale entry for
+ * the same range is dropped. cache->lock held */
+static uct_gaudi_ipc_map_t *
+uct_gaudi_ipc_cache_lookup(uct_gaudi_ipc_cache_t *cache,
+                           uct_gaudi_ipc_peer_t *peer,
+                           const uct_gaudi_ipc_rkey_t *key)
+{
+    ucs_pgt_region_t *region;
+    uct_gaudi_ipc_map_t *map;
+
+    region = ucs_pgtable_lookup(&peer->maps, key->base);
+    if (region != NULL) {
+        map = ucs_derived_of(region, uct_gaudi_ipc_map_t);
+        if ((map->export_id == key->export_id) &&
+            (map->cookie == key->cookie) && (region->start == key->base) &&
+            (region->end == key->base + key->length)) {
+            return map;
+        }
+    }
+
+    /* whatever overlaps is an older allocation the peer freed */
+    if (uct_gaudi_ipc_peer_drop(cache, peer, key->base,
+                                key->base + key->length, 0, 0, NULL) > 0) {
+        ++cache->counters.stale;
+        ucs_debug("gaudi_ipc: dropped stale mappings of pid %d for "
+                  "0x%" PRIx64 "+%" PRIu64, key->pid, key->base, key->length);
+    }
+    return NULL;
+}
+
+/* Fetch the peer's DMA-BUF and import it (no lock held: talks to the peer) */
+static ucs_status_t uct_gaudi_ipc_cache_import(uct_gaudi_ipc_cache_t *cache,
+                                               const uct_gaudi_ipc_rkey_t *key,
+                                               uint64_t *dva_p)
+{
+    ucs_status_t status;
+    int fd;
+
+    status = uct_gaudi_ipc_srv_get_fd(key->pid, key->export_id, key->cookie,
+                                      cache->timeout, &fd);
+    if (status != UCS_OK) {
+        ucs_diag("gaudi_ipc: pid %d did not give export %" PRIu64 " "
+                 "(0x%" PRIx64 "+%" PRIu64 "): %s", key->pid, key->export_id,
+                 key->base, key->length, ucs_status_string(status));
+        return status;
+    }
+
+    status = uct_gaudi_mem_import(cache->dev, fd, key->length, dva_p);
+    close(fd);  /* the import holds the buffer */
+    return status;
+}
+
+ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
+                                     const uct_gaudi_ipc_rkey_t *key,
+                                     uct_gaudi_ipc_map_t **map_p)
+{
+    uct_gaudi_ipc_peer_t *peer;
+    uct_gaudi_ipc_map_t *map;
+    ucs_status_t status;
+    uint64_t dva;
+
+    if ((key->length == 0) || (key->base + key->length < key->base) ||
+        (key->base % UCS_PGT_ADDR_ALIGN) ||
+        (key->length % UCS_PGT_ADDR_ALIGN)) {
+        ucs_error("gaudi_ipc: invalid remote key (pid %d range "
+                  "0x%" PRIx64 "+%" PRIu64 ")", key->pid, key->base,
+                  key->length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (cache->enabled) {
+        pthread_mutex_lock(&cache->lock);
+        peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 0);
+        map  = (peer != NULL) ? uct_gaudi_ipc_cache_lookup(cache, peer, key) :
+                                NULL;
+        if (map != NULL) {
+            ++map->refcount;
+            ++cache->counters.hits;
+            pthread_mutex_unlock(&cache->lock);
+            *map_p = map;
+            return UCS_OK;
+        }
+        pthread_mutex_unlock(&cache->lock);
+    }
+
+    status = uct_gaudi_ipc_cache_import(cache, key, &dva);
+    if (status != UCS_OK) {
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    map = ucs_calloc(1, sizeof(*map), "gaudi_ipc_map");
+    if (map == NULL) {
+        uct_gaudi_mem_unmap(cache->dev, dva);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    map->super.start = key->base;
+    map->super.end   = key->base + key->length;
+    map->pid         = key->pid;
+    map->export_id   = key->export_id;
+    map->cookie      = key->cookie;
+    map->dva         = dva;
+    map->refcount    = 1;
+
+    pthread_mutex_lock(&cache->lock);
+    ++cache->counters.misses;
+    if (cache->enabled) {
+        peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 1);
+        /* drops what another thread may have imported meanwhile */
+        if ((peer != NULL) &&
+            (uct_gaudi_ipc_cache_lookup(cache, peer, key) == NULL) &&
+            (ucs_pgtable_insert(&peer->maps, &map->super) == UCS_OK)) {
+            ucs_list_add_tail(&peer->list, &map->list);
+            map->peer   = peer;
+            map->cached = 1;
+            ++map->refcount;
+        }
+    }
+    pthread_mutex_unlock(&cache->lock);
+
+    ucs_debug("gaudi_ipc: imported pid %d export %" PRIu64 " 0x%" PRIx64
+              "+%" PRIu64 " at 0x%" PRIx64 "%s", key->pid, key->export_id,
+              key->base, key->length, dva, map->cached ? " (cached)" : "");
+    *map_p = map;
+    return UCS_OK;
+}
+
+void uct_gaudi_ipc_cache_hold(uct_gaudi_ipc_cache_t *cache,
+                              uct_gaudi_ipc_map_t *map)
+{
+    pthread_mutex_lock(&cache->lock);
+    ++map->refcount;
+    pthread_mutex_unlock(&cache->lock);
+}
+
+void uct_gaudi_ipc_cache_put(uct_gaudi_ipc_cache_t *cache,
+                             uct_gaudi_ipc_map_t *map)
+{
+    pthread_mutex_lock(&cache->lock);
+    uct_gaudi_ipc_map_release(cache, map);
+    pthread_mutex_unlock(&cache->lock);
+}
+
+ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
+                                        pid_t pid, uint64_t export_id,
+                                        uint64_t cookie)
+{
+    uct_gaudi_ipc_peer_t *peer;
+    int busy = 0;
+
+    pthread_mutex_lock(&cache->lock);
+    peer = uct_gaudi_ipc_cache_peer(cache, pid, 0);
+    if (peer != NULL) {
+        uct_gaudi_ipc_peer_drop(cache, peer, 0, UINT64_MAX, export_id,
+                                cookie, &busy);
+    }
+    pthread_mutex_unlock(&cache->lock);
+
+    ucs_debug("gaudi_ipc: pid %d revoked export %" PRIu64 "%s", pid,
+              export_id, busy ? " (still in use)" : "");
+    return busy ? UCS_INPROGRESS : UCS_OK;
+}
+
+void uct_gaudi_ipc_cache_purge_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid)
+{
+    uct_gaudi_ipc_peer_t *peer;
+
+    pthread_mutex_lock(&cache->lock);
+    peer = uct_gaudi_ipc_cache_peer(cache, pid, 0);
+    if (peer != NULL) {
+        ucs_debug("gaudi_ipc: forgetting the mappings of pid %d", pid);
+        uct_gaudi_ipc_cache_peer_destroy(cache, peer);
+    }
+    pthread_mutex_unlock(&cache->lock);
+}
+
+void uct_gaudi_ipc_cache_cleanup(uct_gaudi_ipc_cache_t *cache)
+{
+    uct_gaudi_ipc_peer_t *peer;
+
+    pthread_mutex_lock(&cache->lock);
+    kh_foreach_value(&cache->peers, peer, {
+        uct_gaudi_ipc_peer_drop(cache, peer, 0, UINT64_MAX, 0, 0, NULL);
+        ucs_pgtable_cleanup(&peer->maps);
+        ucs_free(peer);
+    })
+    kh_destroy_inplace(uct_gaudi_ipc_peers, &cache->peers);
+    pthread_mutex_unlock(&cache->lock);
+
+    ucs_debug("gaudi_ipc: remote-mapping cache: %" PRIu64 " hits, %" PRIu64
+              " misses, %" PRIu64 " stale", cache->counters.hits,
+              cache->counters.misses, cache->counters.stale);
+    pthread_mutex_destroy(&cache->lock);
+}

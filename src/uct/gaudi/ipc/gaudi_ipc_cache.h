@@ -1,0 +1,108 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_IPC_CACHE_H_
+#define UCT_GAUDI_IPC_CACHE_H_
+
+/*
+ * Remote-mapping cache of gaudi_ipc: the peers' exported allocations this
+ * process imported into its device, per peer in a ucs_pgtable keyed by the
+ * peer's VA range. An entry is identified by {pid, export id, cookie}: a
+ * key naming the same range with another identity is a new allocation and
+ * replaces the stale entry. Mappings are reference counted (remote keys,
+ * operations in flight, the cache itself) and unmapped when the last
+ * reference goes; the cache drops its reference when the exporter revokes
+ * the export, when the peer is found dead, or at cleanup.
+ */
+
+#include "gaudi_ipc_proto.h"
+
+#include <uct/gaudi/base/gaudi_own.h>
+#include <ucs/datastruct/khash.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/datastruct/pgtable.h>
+#include <ucs/type/status.h>
+#include <pthread.h>
+#include <sys/types.h>
+
+
+struct uct_gaudi_ipc_peer;
+
+
+/* A peer's allocation imported into the owned device */
+typedef struct uct_gaudi_ipc_map {
+    ucs_pgt_region_t          super;      /* the peer's [base, base+length) */
+    ucs_list_link_t           list;       /* in the peer's list, if cached */
+    struct uct_gaudi_ipc_peer *peer;
+    pid_t                     pid;
+    uint64_t                  export_id;
+    uint64_t                  cookie;
+    uint64_t                  dva;        /* the import in our device */
+    unsigned                  refcount;
+    int                       cached;     /* in the peer's table */
+} uct_gaudi_ipc_map_t;
+
+
+KHASH_MAP_INIT_INT(uct_gaudi_ipc_peers, struct uct_gaudi_ipc_peer*);
+
+
+typedef struct uct_gaudi_ipc_cache {
+    pthread_mutex_t            lock;
+    uct_gaudi_dev_t            *dev;
+    int                        enabled;   /* keep mappings for reuse */
+    double                     timeout;   /* fd server requests, seconds */
+    khash_t(uct_gaudi_ipc_peers) peers;
+    struct {
+        uint64_t               hits;
+        uint64_t               misses;
+        uint64_t               stale;
+    } counters;
+} uct_gaudi_ipc_cache_t;
+
+
+ucs_status_t uct_gaudi_ipc_cache_init(uct_gaudi_ipc_cache_t *cache,
+                                      uct_gaudi_dev_t *dev, int enabled,
+                                      double timeout);
+
+
+/* Drop every cached mapping (mappings still referenced go with their last
+ * reference) */
+void uct_gaudi_ipc_cache_cleanup(uct_gaudi_ipc_cache_t *cache);
+
+
+/**
+ * A referenced mapping of the peer allocation @a key describes: from the
+ * cache, or fetched from the peer's fd server and imported.
+ *
+ * @return UCS_ERR_UNREACHABLE if the peer cannot be reached, refused, or
+ *         the import failed (logged).
+ */
+ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
+                                     const uct_gaudi_ipc_rkey_t *key,
+                                     uct_gaudi_ipc_map_t **map_p);
+
+
+/* Take another reference of @a map */
+void uct_gaudi_ipc_cache_hold(uct_gaudi_ipc_cache_t *cache,
+                              uct_gaudi_ipc_map_t *map);
+
+
+/* Drop a reference; the last one unmaps the import */
+void uct_gaudi_ipc_cache_put(uct_gaudi_ipc_cache_t *cache,
+                             uct_gaudi_ipc_map_t *map);
+
+
+/* The exporter @a pid revoked export {export_id, cookie}: forget it.
+ * @return UCS_OK if unmapped, UCS_INPROGRESS if still referenced */
+ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
+                                        pid_t pid, uint64_t export_id,
+                                        uint64_t cookie);
+
+
+/* Peer @a pid is gone: forget everything imported from it */
+void uct_gaudi_ipc_cache_purge_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid);
+
+#endif

@@ -1,0 +1,572 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_ipc_md.h"
+
+#include <uct/gaudi/base/gaudi_base.h>
+#include <uct/gaudi/base/gaudi_mem.h>
+#include <ucs/debug/assert.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/string.h>
+#include <ucs/sys/sys.h>
+#include <ucs/sys/uid.h>
+#include <ucs/time/time.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+
+static ucs_config_field_t uct_gaudi_ipc_md_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_gaudi_ipc_md_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_table)},
+
+    {"CACHE", "y",
+     "Keep the peers' Gaudi memory this process imported (DMA-BUF imports\n"
+     "into the owned device) for reuse by later operations. With \"n\" an\n"
+     "import is released as soon as the remote key using it is released.\n"
+     "Entries are dropped when the exporter frees the memory or dies.",
+     ucs_offsetof(uct_gaudi_ipc_md_config_t, enable_cache),
+     UCS_CONFIG_TYPE_BOOL},
+
+    {"TIMEOUT", "2s",
+     "How long to wait for a peer's answer when fetching its exported memory\n"
+     "or telling it that memory it imported is being freed.",
+     ucs_offsetof(uct_gaudi_ipc_md_config_t, timeout),
+     UCS_CONFIG_TYPE_TIME},
+
+    {NULL}
+};
+
+
+static pthread_mutex_t uct_gaudi_ipc_md_lock = PTHREAD_MUTEX_INITIALIZER;
+static uct_gaudi_ipc_md_t *uct_gaudi_ipc_md_singleton;
+
+
+uct_gaudi_ipc_md_t *uct_gaudi_ipc_md_get(void)
+{
+    return uct_gaudi_ipc_md_singleton;
+}
+
+static ucs_status_t
+uct_gaudi_ipc_md_query(uct_md_h tl_md, uct_md_attr_t *md_attr)
+{
+    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY;
+    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
+    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
+    md_attr->cap.alloc_mem_types  = 0;
+    md_attr->cap.detect_mem_types = 0;
+    md_attr->cap.max_alloc        = 0;
+    md_attr->cap.max_reg          = ULONG_MAX;
+    md_attr->rkey_packed_size     = sizeof(uct_gaudi_ipc_rkey_t);
+    md_attr->reg_cost             = ucs_linear_func_make(0, 0);
+    memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
+    return UCS_OK;
+}
+
+/* Record that @a pid fetched the fd of @a export; md->lock held */
+static void uct_gaudi_ipc_export_add_importer(uct_gaudi_ipc_export_t *export,
+                                              pid_t pid)
+{
+    unsigned i;
+
+    for (i = 0; i < export->num_importers; ++i) {
+        if (export->importers[i] == pid) {
+            return;
+        }
+    }
+
+    if (export->num_importers < ucs_static_array_size(export->importers)) {
+        export->importers[export->num_importers++] = pid;
+    } else {
+        export->more_importers = 1;
+    }
+}
+
+static uct_gaudi_ipc_export_t *
+uct_gaudi_ipc_md_find(khash_t(uct_gaudi_ipc_exports) *hash, uint64_t key)
+{
+    khiter_t iter = kh_get(uct_gaudi_ipc_exports, hash, key);
+
+    return (iter == kh_end(hash)) ? NULL : kh_val(hash, iter);
+}
+
+static void uct_gaudi_ipc_md_forget(khash_t(uct_gaudi_ipc_exports) *hash,
+                                    uint64_t key)
+{
+    khiter_t iter = kh_get(uct_gaudi_ipc_exports, hash, key);
+
+    if (iter != kh_end(hash)) {
+        kh_del(uct_gaudi_ipc_exports, hash, iter);
+    }
+}
+
+/* fd server: a peer asks for an export */
+static ucs_status_t uct_gaudi_ipc_md_srv_get_fd(void *arg,
+                                                const uct_gaudi_ipc_msg_t *msg,
+                                                pid_t pid, int *fd_p)
+{
+    uct_gaudi_ipc_md_t *md = arg;
+    uct_gaudi_ipc_export_t *export;
+    ucs_status_t status;
+
+    pthread_mutex_lock(&md->lock);
+    export = uct_gaudi_ipc_md_find(&md->by_id, msg->export_id);
+    if ((export == NULL) || (export->cookie != msg->cookie)) {
+        ucs_diag("gaudi_ipc: refused pid %d: %s export %" PRIu64, (int)pid,
+                 (export == NULL) ? "no" : "wrong cookie for",
+                 msg->export_id);
+        status = UCS_ERR_REJECTED;
+    } else if (export->exp.fd < 0) {
+        ucs_diag("gaudi_ipc: refused pid %d: export %" PRIu64 " is not "
+                 "registered anymore", (int)pid, msg->export_id);
+        status = UCS_ERR_REJECTED;
+    } else {
+        *fd_p = fcntl(export->exp.fd, F_DUPFD_CLOEXEC, 0);
+        if (*fd_p < 0) {
+            ucs_error("gaudi_ipc: failed to duplicate fd %d: %m",
+                      export->exp.fd);
+            status = UCS_ERR_IO_ERROR;
+        } else {
+            uct_gaudi_ipc_export_add_importer(export, pid);
+            status = UCS_OK;
+        }
+    }
+    pthread_mutex_unlock(&md->lock);
+
+    return status;
+}
+
+/* fd server: an exporter revokes memory we imported */
+static ucs_status_t uct_gaudi_ipc_md_srv_revoke(void *arg,
+                                                const uct_gaudi_ipc_msg_t *msg,
+                                                pid_t pid)
+{
+    uct_gaudi_ipc_md_t *md = arg;
+
+    return uct_gaudi_ipc_cache_revoke(&md->cache, pid, msg->export_id,
+                                      msg->cookie);
+}
+
+static const uct_gaudi_ipc_srv_ops_t uct_gaudi_ipc_md_srv_ops = {
+    .get_fd = uct_gaudi_ipc_md_srv_get_fd,
+    .revoke = uct_gaudi_ipc_md_srv_revoke
+};
+
+/*
+ * An exported allocation is being freed: tell the importers to let go, so
+ * the release that follows is not refused. A peer that does not answer only
+ * defers the release (the base layer retries it).
+ */
+static void uct_gaudi_ipc_md_free_cb(void *arg, uint64_t dva, size_t length)
+{
+    uct_gaudi_ipc_md_t *md = arg;
+    uct_gaudi_ipc_export_t *export;
+    ucs_status_t status;
+    unsigned i;
+
+    pthread_mutex_lock(&md->lock);
+    export = uct_gaudi_ipc_md_find(&md->by_base, dva);
+    if (export != NULL) {
+        uct_gaudi_ipc_md_forget(&md->by_base, dva);
+        uct_gaudi_ipc_md_forget(&md->by_id, export->export_id);
+    }
+    pthread_mutex_unlock(&md->lock);
+
+    if (export == NULL) {
+        return;
+    }
+
+    if (export->num_regs > 0) {
+        ucs_warn("gaudi_ipc: Gaudi memory 0x%" PRIx64 "+%zu freed while "
+                 "still registered (%u registrations)", dva, length,
+                 export->num_regs);
+        close(export->exp.fd);
+    }
+
+    for (i = 0; i < export->num_importers; ++i) {
+        status = uct_gaudi_ipc_srv_revoke(export->importers[i],
+                                          export->export_id, export->cookie,
+                                          md->timeout);
+        ucs_debug("gaudi_ipc: revoked export %" PRIu64 " at pid %d: %s",
+                  export->export_id, export->importers[i],
+                  ucs_status_string(status));
+    }
+
+    if (export->more_importers) {
+        ucs_diag("gaudi_ipc: export %" PRIu64 " had more than %zu importers; "
+                 "the others release it when they drop their mappings",
+                 export->export_id, ucs_static_array_size(export->importers));
+    }
+
+    ucs_free(export);
+}
+
+static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
+                                            uint64_t address, size_t length,
+                                            uct_gaudi_ipc_export_t **export_p)
+{
+    uct_gaudi_ipc_export_t *export;
+    uct_gaudi_export_t exp;
+    uct_gaudi_mem_t mem;
+    ucs_status_t status;
+    khiter_t iter;
+    int ret;
+
+    if (uct_gaudi_mem_find(md->dev, address, length, 0, &mem) != UCS_OK) {
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    export = uct_gaudi_ipc_md_find(&md->by_base, mem.dva);
+    if ((export != NULL) && (export->exp.fd >= 0)) {
+        *export_p = export;
+        return UCS_OK;
+    }
+
+    status = uct_gaudi_mem_export(md->dev, address, length, &exp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (export != NULL) {
+        export->exp = exp;  /* registered again: same identity */
+        *export_p   = export;
+        return UCS_OK;
+    }
+
+    export = ucs_calloc(1, sizeof(*export), "gaudi_ipc_export");
+    if (export == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_close;
+    }
+
+    export->exp       = exp;
+    export->export_id = ++md->next_export_id;
+    export->cookie    = ucs_generate_uuid((uintptr_t)export ^
+                                          export->export_id);
+    iter = kh_put(uct_gaudi_ipc_exports, &md->by_base, exp.base, &ret);
+    if (ret < 0) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free;
+    }
+    kh_val(&md->by_base, iter) = export;
+
+    iter = kh_put(uct_gaudi_ipc_exports, &md->by_id, export->export_id, &ret);
+    if (ret < 0) {
+        uct_gaudi_ipc_md_forget(&md->by_base, exp.base);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free;
+    }
+    kh_val(&md->by_id, iter) = export;
+
+    *export_p = export;
+    return UCS_OK;
+
+err_free:
+    ucs_free(export);
+err_close:
+    close(exp.fd);
+    return status;
+}
+
+static ucs_status_t uct_gaudi_ipc_mem_reg(uct_md_h tl_md, void *address,
+                                          size_t length, unsigned flags,
+                                          uct_mem_h *memh_p)
+{
+    uct_gaudi_ipc_md_t *md = ucs_derived_of(tl_md, uct_gaudi_ipc_md_t);
+    uct_gaudi_ipc_export_t *export;
+    ucs_status_t status;
+
+    pthread_mutex_lock(&md->lock);
+    status = uct_gaudi_ipc_md_export(md, (uintptr_t)address, length, &export);
+    if (status == UCS_OK) {
+        ++export->num_regs;
+    }
+    pthread_mutex_unlock(&md->lock);
+
+    if (status == UCS_ERR_INVALID_ADDR) {
+        if (!(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
+            ucs_error("gaudi_ipc: cannot register %p..%p: not Gaudi memory "
+                      "allocated by this process through UCX on %s", address,
+                      UCS_PTR_BYTE_OFFSET(address, length), md->dev->name);
+        }
+        return status;
+    } else if (status != UCS_OK) {
+        return status;
+    }
+
+    ucs_trace("gaudi_ipc: registered %p+%zu: export %" PRIu64 " fd %d",
+              address, length, export->export_id, export->exp.fd);
+    *memh_p = export;
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_ipc_mem_dereg(uct_md_h tl_md,
+                        const uct_md_mem_dereg_params_t *params)
+{
+    uct_gaudi_ipc_md_t *md = ucs_derived_of(tl_md, uct_gaudi_ipc_md_t);
+    uct_gaudi_ipc_export_t *export;
+
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    export = params->memh;
+    pthread_mutex_lock(&md->lock);
+    ucs_assert(export->num_regs > 0);
+    if ((--export->num_regs == 0) && (export->exp.fd >= 0)) {
+        /* importers keep their mappings; the identity stays until free */
+        close(export->exp.fd);
+        export->exp.fd = -1;
+    }
+    pthread_mutex_unlock(&md->lock);
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
+                        const uct_md_mkey_pack_params_t *params,
+                        void *rkey_buffer)
+{
+    uct_gaudi_ipc_md_t *md         = ucs_derived_of(tl_md,
+                                                    uct_gaudi_ipc_md_t);
+    uct_gaudi_ipc_export_t *export = memh;
+    uct_gaudi_ipc_rkey_t *key      = rkey_buffer;
+
+    memset(key, 0, sizeof(*key));
+    key->system_id = md->system_id;
+    key->pid       = getpid();
+    key->dev_index = md->dev->info->index;
+    key->export_id = export->export_id;
+    key->cookie    = export->cookie;
+    key->base      = export->exp.base;
+    key->length    = export->exp.length;
+    key->offset    = 0;
+    key->bus_hash  = ucs_string_to_id(md->dev->info->bus_id);
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
+                          uct_rkey_t *rkey_p, void **handle_p)
+{
+    const uct_gaudi_ipc_rkey_t *key = rkey_buffer;
+    uct_gaudi_ipc_map_t *map;
+    uct_gaudi_ipc_md_t *md;
+    ucs_status_t status;
+
+    pthread_mutex_lock(&uct_gaudi_ipc_md_lock);
+    md = uct_gaudi_ipc_md_singleton;
+    if ((md == NULL) || (key->system_id != md->system_id) ||
+        (key->pid == getpid()) || !uct_gaudi_dev_can_import(md->dev)) {
+        ucs_debug("gaudi_ipc: remote key of pid %d unreachable: %s",
+                  key->pid, (md == NULL) ? "no gaudi_ipc memory domain" :
+                  (key->system_id != md->system_id) ? "another system" :
+                  (key->pid == getpid()) ? "this process" :
+                  "the driver cannot import DMA-BUFs");
+        status = UCS_ERR_UNREACHABLE;
+    } else {
+        ++md->refcount; /* the mapping refers to the cache */
+        status = UCS_OK;
+    }
+    pthread_mutex_unlock(&uct_gaudi_ipc_md_lock);
+
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gaudi_ipc_cache_get(&md->cache, key, &map);
+    if (status != UCS_OK) {
+        uct_md_close(&md->super);
+        return status;
+    }
+
+    *rkey_p   = (uintptr_t)map;
+    *handle_p = md;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gaudi_ipc_rkey_release(uct_component_t *component,
+                                               uct_rkey_t rkey, void *handle)
+{
+    uct_gaudi_ipc_md_t *md = handle;
+
+    uct_gaudi_ipc_cache_put(&md->cache, (uct_gaudi_ipc_map_t*)rkey);
+    uct_md_close(&md->super);
+    return UCS_OK;
+}
+
+static void uct_gaudi_ipc_md_destroy(uct_gaudi_ipc_md_t *md)
+{
+    uct_gaudi_ipc_export_t *export;
+
+    uct_gaudi_ipc_srv_stop(&md->srv);
+    uct_gaudi_mem_set_free_cb(md->dev, NULL, NULL);
+    uct_gaudi_ipc_cache_cleanup(&md->cache);
+    kh_foreach_value(&md->by_id, export, {
+        if (export->exp.fd >= 0) {
+            close(export->exp.fd);
+        }
+        ucs_free(export);
+    })
+    kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_id);
+    kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_base);
+    pthread_mutex_destroy(&md->lock);
+    uct_gaudi_dev_release(md->dev);
+    ucs_free(md);
+}
+
+static void uct_gaudi_ipc_md_close(uct_md_h tl_md)
+{
+    uct_gaudi_ipc_md_t *md = ucs_derived_of(tl_md, uct_gaudi_ipc_md_t);
+
+    pthread_mutex_lock(&uct_gaudi_ipc_md_lock);
+    ucs_assert(md == uct_gaudi_ipc_md_singleton);
+    if (--md->refcount > 0) {
+        pthread_mutex_unlock(&uct_gaudi_ipc_md_lock);
+        return;
+    }
+
+    uct_gaudi_ipc_md_singleton = NULL;
+    pthread_mutex_unlock(&uct_gaudi_ipc_md_lock);
+    uct_gaudi_ipc_md_destroy(md);
+}
+
+static uct_md_ops_t uct_gaudi_ipc_md_ops = {
+    .close                  = uct_gaudi_ipc_md_close,
+    .query                  = uct_gaudi_ipc_md_query,
+    .mem_alloc              = (uct_md_mem_alloc_func_t)
+                              ucs_empty_function_return_unsupported,
+    .mem_free               = (uct_md_mem_free_func_t)
+                              ucs_empty_function_return_unsupported,
+    .mem_advise             = (uct_md_mem_advise_func_t)
+                              ucs_empty_function_return_unsupported,
+    .mem_reg                = uct_gaudi_ipc_mem_reg,
+    .mem_dereg              = uct_gaudi_ipc_mem_dereg,
+    .mem_query              = (uct_md_mem_query_func_t)
+                              ucs_empty_function_return_unsupported,
+    .mkey_pack              = uct_gaudi_ipc_mkey_pack,
+    .is_sockaddr_accessible = ucs_empty_function_return_zero_int,
+    .detect_memory_type     = (uct_md_detect_memory_type_func_t)
+                              ucs_empty_function_return_unsupported
+};
+
+static ucs_status_t
+uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
+                        uct_gaudi_ipc_md_t **md_p)
+{
+    uct_gaudi_ipc_md_t *md;
+    ucs_status_t status;
+
+    md = ucs_calloc(1, sizeof(*md), "uct_gaudi_ipc_md_t");
+    if (md == NULL) {
+        ucs_error("failed to allocate memory for uct_gaudi_ipc_md_t");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_gaudi_dev_acquire(&md->dev);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    md->super.ops       = &uct_gaudi_ipc_md_ops;
+    md->super.component = &uct_gaudi_ipc_component;
+    md->refcount        = 1;
+    md->system_id       = ucs_get_system_id();
+    md->timeout         = config->timeout;
+    pthread_mutex_init(&md->lock, NULL);
+    kh_init_inplace(uct_gaudi_ipc_exports, &md->by_base);
+    kh_init_inplace(uct_gaudi_ipc_exports, &md->by_id);
+    uct_gaudi_ipc_cache_init(&md->cache, md->dev, config->enable_cache,
+                             config->timeout);
+
+    status = uct_gaudi_ipc_srv_start(&md->srv, &uct_gaudi_ipc_md_srv_ops, md,
+                                     config->timeout);
+    if (status != UCS_OK) {
+        uct_gaudi_ipc_cache_cleanup(&md->cache);
+        kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_id);
+        kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_base);
+        pthread_mutex_destroy(&md->lock);
+        uct_gaudi_dev_release(md->dev);
+        goto err_free;
+    }
+
+    uct_gaudi_mem_set_free_cb(md->dev, uct_gaudi_ipc_md_free_cb, md);
+    *md_p = md;
+    return UCS_OK;
+
+err_free:
+    ucs_free(md);
+    return status;
+}
+
+static ucs_status_t
+uct_gaudi_ipc_md_open(uct_component_t *component, const char *md_name,
+                      const uct_md_config_t *uct_md_config, uct_md_h *md_p)
+{
+    const uct_gaudi_ipc_md_config_t *config =
+            ucs_derived_of(uct_md_config, uct_gaudi_ipc_md_config_t);
+    ucs_status_t status = UCS_OK;
+
+    pthread_mutex_lock(&uct_gaudi_ipc_md_lock);
+    if (uct_gaudi_ipc_md_singleton != NULL) {
+        /* one per process: the first opening's configuration holds */
+        ++uct_gaudi_ipc_md_singleton->refcount;
+    } else {
+        status = uct_gaudi_ipc_md_create(config, &uct_gaudi_ipc_md_singleton);
+    }
+
+    if (status == UCS_OK) {
+        *md_p = &uct_gaudi_ipc_md_singleton->super;
+    }
+    pthread_mutex_unlock(&uct_gaudi_ipc_md_lock);
+
+    return status;
+}
+
+static ucs_status_t
+uct_gaudi_ipc_query_md_resources(uct_component_t *component,
+                                 uct_md_resource_desc_t **resources_p,
+                                 unsigned *num_resources_p)
+{
+    if ((uct_gaudi_base_init() != UCS_OK) ||
+        (uct_gaudi_base_num_usable() == 0)) {
+        return uct_md_query_empty_md_resource(resources_p, num_resources_p);
+    }
+
+    return uct_md_query_single_md_resource(component, resources_p,
+                                           num_resources_p);
+}
+
+uct_component_t uct_gaudi_ipc_component = {
+    .query_md_resources = uct_gaudi_ipc_query_md_resources,
+    .md_open            = uct_gaudi_ipc_md_open,
+    .cm_open            = (uct_component_cm_open_func_t)
+                          ucs_empty_function_return_unsupported,
+    .rkey_unpack        = uct_gaudi_ipc_rkey_unpack,
+    .rkey_ptr           = (uct_component_rkey_ptr_func_t)
+                          ucs_empty_function_return_unsupported,
+    .rkey_release       = uct_gaudi_ipc_rkey_release,
+    .name               = "gaudi_ipc",
+    .md_config          = {
+        .name           = "Gaudi-IPC memory domain",
+        .prefix         = "GAUDI_IPC_",
+        .table          = uct_gaudi_ipc_md_config_table,
+        .size           = sizeof(uct_gaudi_ipc_md_config_t),
+    },
+    .cm_config          = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
+    .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(
+                                  &uct_gaudi_ipc_component),
+    .flags              = 0,
+    .md_vfs_init        = (uct_component_md_vfs_init_func_t)ucs_empty_function
+};
+UCT_COMPONENT_REGISTER(&uct_gaudi_ipc_component);

@@ -1,0 +1,220 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+/*
+ * Multi-process tests of the gaudi_ipc UCT transport on the emulator: every
+ * test runs a scenario (ipc_scenarios.cc) in two processes - this binary
+ * exec'ed with "--role <scenario>" - each owning one of two emulated Gaudi
+ * devices of a fresh shared node, connected by a socketpair for addresses,
+ * rkeys and synchronization (ipc_harness.cc; the gtest parent itself never
+ * initializes UCX or the emulator). Each child checks at its end that its
+ * emulator accounting (imports, device and host mappings, pinned bytes,
+ * exports, CB mappings, contexts) and its fd count are back to their values
+ * before the scenario started; a hung pair is killed after 60 s (with the
+ * threads' backtraces printed if gdb is installed).
+ *
+ *   gaudi_ipc_mp_test [gtest options]
+ *   GAUDI_IPC_MP_VERBOSE=1  print the children's output of passing tests too
+ *   GAUDI_IPC_MP_KEEP=1     keep /tmp/gaudi-ipc-mp.* (state dir and logs)
+ *   GAUDI_IPC_MP_NO_GDB=1   no backtraces of hung children
+ *
+ * Facts the children report ("RESULT key=value": timings, import counts,
+ * statuses, whether a VA repeated) are printed as "[child N] key=value" and
+ * recorded as test properties.
+ */
+
+#include "ipc_child.h"
+#include "ipc_harness.h"
+
+#include <string.h>
+#include <unistd.h>
+
+
+namespace gipc {
+
+class gaudi_ipc_mp : public mp_test {
+};
+
+
+/* MD/iface attributes, addresses, reachability, rkey layout, ep_check on a
+ * live peer, a put each way */
+TEST_F(gaudi_ipc_mp, attributes)
+{
+    run(run_spec("attrs"));
+}
+
+/* 1. 1 B .. 64 MiB and odd sizes, aligned/unaligned, byte-exact with the
+ * bytes around the destination untouched; device 0 initiates */
+TEST_F(gaudi_ipc_mp, put_get_sizes_dev0_to_dev1)
+{
+    run_spec spec("put_get");
+
+    spec.params = {"initiator=0"};
+    run(spec);
+}
+
+/* ... and the roles swapped */
+TEST_F(gaudi_ipc_mp, put_get_sizes_dev1_to_dev0)
+{
+    run_spec spec("put_get");
+
+    spec.params = {"initiator=1"};
+    run(spec);
+}
+
+/* Both processes import and export at the same time */
+TEST_F(gaudi_ipc_mp, bidirectional)
+{
+    run(run_spec("bidir"));
+}
+
+/* 2. 32 exported allocations, interleaved puts and gets all in flight */
+TEST_F(gaudi_ipc_mp, many_buffers)
+{
+    run(run_spec("many"));
+}
+
+/* ... with a small in-flight limit: NO_RESOURCE and the pending queue */
+TEST_F(gaudi_ipc_mp, many_buffers_pending)
+{
+    run_spec spec("many");
+
+    spec.params = {"pending=1"};
+    spec.env    = {"UCX_GAUDI_IPC_MAX_INFLIGHT=4"};
+    run(spec);
+}
+
+/* 3. repeated operations on one remote buffer keep one import */
+TEST_F(gaudi_ipc_mp, cache_on)
+{
+    run_spec spec("cache");
+
+    spec.params = {"cache=y"};
+    spec.env    = {"UCX_GAUDI_IPC_CACHE=y"};
+    run(spec);
+}
+
+/* ... and without the cache every import goes once its operation is done */
+TEST_F(gaudi_ipc_mp, cache_off)
+{
+    run_spec spec("cache");
+
+    spec.params = {"cache=n"};
+    spec.env    = {"UCX_GAUDI_IPC_CACHE=n"};
+    run(spec);
+}
+
+/* 4. the exporter frees and reallocates (same size); the new rkey must reach
+ * the new allocation and imports must not accumulate */
+TEST_F(gaudi_ipc_mp, exporter_realloc)
+{
+    run(run_spec("realloc"));
+    printf("exporter's VA repeated: %s\n", result(1, "va_repeated").c_str());
+}
+
+/* ... while the importer still holds the previous rkey */
+TEST_F(gaudi_ipc_mp, exporter_realloc_old_rkey_held)
+{
+    run_spec spec("realloc");
+
+    spec.params = {"hold_old=1"};
+    run(spec);
+    printf("exporter's VA repeated: %s\n", result(1, "va_repeated").c_str());
+}
+
+/* 5. the exporter is SIGKILLed with operations in flight */
+TEST_F(gaudi_ipc_mp, peer_killed_exporter)
+{
+    run_spec spec("kill_exporter");
+
+    spec.victim       = 1;
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* ... the importer is SIGKILLed with operations in flight */
+TEST_F(gaudi_ipc_mp, peer_killed_importer)
+{
+    run_spec spec("kill_importer");
+
+    spec.victim       = 1;
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* 6. an rkey with a wrong cookie is refused */
+TEST_F(gaudi_ipc_mp, refuse_wrong_cookie)
+{
+    run_spec spec("bad_rkey");
+
+    spec.params       = {"field=cookie"};
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* ... and one with a wrong export id */
+TEST_F(gaudi_ipc_mp, refuse_wrong_export_id)
+{
+    run_spec spec("bad_rkey");
+
+    spec.params       = {"field=export_id"};
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* ... an operation outside the exported allocation */
+TEST_F(gaudi_ipc_mp, refuse_out_of_range)
+{
+    run_spec spec("out_of_range");
+
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* ... a GET_FD from a process of another uid (needs root to setuid) */
+TEST_F(gaudi_ipc_mp, refuse_foreign_uid)
+{
+    run_spec spec("foreign_uid");
+
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "needs root to run a process of another uid";
+    }
+
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* 7. without DMA-BUF import (upstream driver) peers are unreachable */
+TEST_F(gaudi_ipc_mp, import_unsupported)
+{
+    run_spec spec("no_import");
+
+    spec.env          = {"UCX_GAUDI_EMU_OOT_IMPORT=n"};
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* Memory from gaudi_cpy's mem_alloc, exported and used as the local side */
+TEST_F(gaudi_ipc_mp, gaudi_cpy_mem_alloc)
+{
+    run_spec spec("md_alloc");
+
+    spec.params = {"cpy_md=1"};
+    run(spec);
+}
+
+} /* namespace gipc */
+
+
+int main(int argc, char **argv)
+{
+    if ((argc > 1) && !strcmp(argv[1], gipc::ROLE_ARG)) {
+        return gipc::child_main(argc, argv);
+    }
+
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}

@@ -1,0 +1,1440 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+/*
+ * The scenarios the two children of a test run. Both run the same function;
+ * "initiator" (default 0) is the index of the process that posts the
+ * operations (the importer), the other one exports its memory.
+ */
+
+#include "ipc_child.h"
+
+extern "C" {
+#include <ucs/sys/uid.h>
+}
+
+#include <errno.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+
+namespace {
+
+using namespace gipc;
+
+const uint8_t BG    = 0xa5;   /* background of destination buffers */
+const size_t  GUARD = 64;     /* bytes checked around every destination */
+const size_t  MiB   = 1ul << 20;
+const size_t  KiB   = 1ul << 10;
+
+
+bool is_initiator(const peer &p)
+{
+    return (long)p.index() == p.param_int("initiator", 0);
+}
+
+std::string hex(uint64_t value)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "0x%lx", (unsigned long)value);
+    return buf;
+}
+
+/* The other side's exported regions, received and unpacked */
+struct remote_set {
+    std::vector<remote_region>     regions;
+    std::vector<uct_rkey_bundle_t> bundles;
+};
+
+void recv_and_unpack(peer &p, remote_set &rs)
+{
+    size_t i;
+
+    GIPC_ASSERT(p.recv_regions(rs.regions)) << "peer gone";
+    rs.bundles.resize(rs.regions.size());
+    for (i = 0; i < rs.regions.size(); ++i) {
+        GIPC_ASSERT(rs.regions[i].packed.size() ==
+                    sizeof(uct_gaudi_ipc_rkey_t));
+        GIPC_ASSERT_OK(p.unpack(rs.regions[i].packed.data(), &rs.bundles[i]))
+                << "uct_rkey_unpack of region " << i;
+    }
+}
+
+region *alloc_exported(peer &p, size_t length, uint32_t id = 0)
+{
+    region *r = p.alloc(length, id);
+
+    p.reg(r);
+    return r;
+}
+
+/* [off - GUARD, off + size + GUARD) clipped to the buffer */
+void guard_range(size_t buf_len, size_t off, size_t size, size_t *lo_p,
+                 size_t *hi_p)
+{
+    *lo_p = (off > GUARD) ? off - GUARD : 0;
+    *hi_p = std::min(buf_len, off + size + GUARD);
+}
+
+/* Fill [off - GUARD, off + size + GUARD) of a device buffer with BG */
+void prepare_dest(peer &p, void *buf, size_t buf_len, size_t off, size_t size)
+{
+    size_t lo, hi;
+
+    guard_range(buf_len, off, size, &lo, &hi);
+    p.dev_memset((uint8_t*)buf + lo, BG, hi - lo);
+}
+
+/* The destination holds pattern @a seed at @a off and BG around it */
+bool verify_dest(peer &p, const void *buf, size_t buf_len, size_t off,
+                 size_t size, uint64_t seed, const std::string &what)
+{
+    static std::vector<uint8_t> host;  /* kept: up to 64 MiB */
+    const uint8_t *base = (const uint8_t*)buf;
+    size_t lo, hi;
+    bool ok;
+
+    guard_range(buf_len, off, size, &lo, &hi);
+    host.resize(std::max(host.size(), hi - lo));
+    p.from_dev(host.data(), base + lo, hi - lo);
+    ok = verify_fill(host.data(), off - lo, BG, what + " guard before");
+    ok = verify_pattern(host.data() + (off - lo), size, seed, what) && ok;
+    ok = verify_fill(host.data() + (off - lo) + size, hi - off - size, BG,
+                     what + " guard after") && ok;
+    return ok;
+}
+
+/* Status of an operation that may not have been posted */
+std::string op_result(bool posted, ucs_status_t status)
+{
+    return posted ? ucs_status_string(status) : "not posted";
+}
+
+std::string case_name(const char *what, size_t size, size_t loff, size_t roff)
+{
+    return std::string(what) + " size " + std::to_string(size) + " local+" +
+           std::to_string(loff) + " remote+" + std::to_string(roff);
+}
+
+void expect_op_ok(ucs_status_t status, const std::string &what)
+{
+    GIPC_EXPECT_OK(status) << what;
+}
+
+
+/* ---- 0. attributes and addresses ----------------------------------------- */
+
+void check_md(peer &p)
+{
+    const uct_md_attr_t &attr = p.md_attr();
+    uct_tl_resource_desc_t *tls;
+    unsigned num_tls;
+    uct_md_h md2;
+
+    GIPC_EXPECT(attr.cap.flags & UCT_MD_FLAG_REG) << hex(attr.cap.flags);
+    GIPC_EXPECT(attr.cap.flags & UCT_MD_FLAG_NEED_RKEY) << hex(attr.cap.flags);
+    GIPC_EXPECT(attr.cap.reg_mem_types & UCS_BIT(UCS_MEMORY_TYPE_GAUDI))
+            << hex(attr.cap.reg_mem_types);
+    GIPC_EXPECT(attr.rkey_packed_size == sizeof(uct_gaudi_ipc_rkey_t))
+            << attr.rkey_packed_size;
+
+    /* a per-process singleton */
+    md2 = p.reopen_md();
+    GIPC_EXPECT(md2 == p.md()) << "second uct_md_open gave " << (void*)md2
+                               << ", first " << (void*)p.md();
+    uct_md_close(md2);
+
+    GIPC_ASSERT_OK(uct_md_query_tl_resources(p.md(), &tls, &num_tls));
+    GIPC_EXPECT(num_tls == 1) << num_tls;
+    if (num_tls >= 1) {
+        GIPC_EXPECT(!strcmp(tls[0].tl_name, "gaudi_ipc")) << tls[0].tl_name;
+        GIPC_EXPECT(!strcmp(tls[0].dev_name, "gaudi_ipc")) << tls[0].dev_name;
+        GIPC_EXPECT(tls[0].dev_type == UCT_DEVICE_TYPE_ACC)
+                << tls[0].dev_type;
+    }
+    uct_release_tl_resource_list(tls);
+}
+
+void check_iface(peer &p)
+{
+    const uct_iface_attr_t &attr = p.iface_attr();
+    const uint64_t flags = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                           UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
+                           UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_EP_CHECK |
+                           UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+    uint64_t system_id = ucs_get_system_id();
+    uint64_t pid       = getpid();
+
+    GIPC_EXPECT((attr.cap.flags & flags) == flags)
+            << "missing flags " << hex(flags & ~attr.cap.flags);
+    GIPC_EXPECT(attr.cap.put.max_zcopy >= 64 * MiB) << attr.cap.put.max_zcopy;
+    GIPC_EXPECT(attr.cap.get.max_zcopy >= 64 * MiB) << attr.cap.get.max_zcopy;
+    GIPC_EXPECT(attr.cap.put.max_iov >= 1);
+    GIPC_EXPECT(attr.cap.get.max_iov >= 1);
+    GIPC_EXPECT(attr.device_addr_len == 8) << attr.device_addr_len;
+    GIPC_EXPECT(attr.iface_addr_len == 8) << attr.iface_addr_len;
+    GIPC_EXPECT(!memcmp(p.my_hello().dev_addr, &system_id, 8))
+            << "device address is not the system id";
+    GIPC_EXPECT(!memcmp(p.my_hello().iface_addr, &pid, 8))
+            << "iface address is not the pid";
+    result("put_max_zcopy", attr.cap.put.max_zcopy);
+    result("bandwidth_dedicated", (uint64_t)attr.bandwidth.dedicated);
+    result("bandwidth_shared", (uint64_t)attr.bandwidth.shared);
+}
+
+void check_reachability(peer &p)
+{
+    const wire_hello &me = p.my_hello(), &other = p.peer_hello();
+    uint8_t dev_addr[64];
+
+    GIPC_EXPECT(uct_iface_is_reachable(p.iface(),
+                                       (const uct_device_addr_t*)other.dev_addr,
+                                       (const uct_iface_addr_t*)
+                                               other.iface_addr))
+            << "peer not reachable";
+    GIPC_EXPECT(!uct_iface_is_reachable(p.iface(),
+                                        (const uct_device_addr_t*)me.dev_addr,
+                                        (const uct_iface_addr_t*)me.iface_addr))
+            << "own address reachable (same process)";
+
+    memcpy(dev_addr, other.dev_addr, sizeof(dev_addr));
+    dev_addr[0] ^= 0xff;
+    GIPC_EXPECT(!uct_iface_is_reachable(p.iface(),
+                                        (const uct_device_addr_t*)dev_addr,
+                                        (const uct_iface_addr_t*)
+                                                other.iface_addr))
+            << "another system reachable";
+}
+
+void check_packed_rkey(peer &p, const remote_region &rr,
+                       const remote_region &rr2)
+{
+    uct_gaudi_ipc_rkey_t rk, rk2;
+
+    memcpy(&rk, rr.packed.data(), sizeof(rk));
+    memcpy(&rk2, rr2.packed.data(), sizeof(rk2));
+    GIPC_EXPECT(rk.system_id == ucs_get_system_id());
+    GIPC_EXPECT(rk.pid == p.peer_pid()) << rk.pid;
+    GIPC_EXPECT((rk.base <= rr.address) &&
+                (rr.address + rr.length <= rk.base + rk.length))
+            << "rkey base " << hex(rk.base) << " length " << rk.length
+            << " does not cover " << hex(rr.address) << "+" << rr.length;
+    GIPC_EXPECT(rk.cookie != 0);
+    GIPC_EXPECT(rk.export_id != rk2.export_id) << "two exports, same id";
+    GIPC_EXPECT(rk.cookie != rk2.cookie) << "two exports, same cookie";
+}
+
+/* Attributes, addresses, reachability, rkey contents, ep_check on a live
+ * peer, and one small put each way */
+GIPC_SCENARIO(attrs)
+{
+    const size_t len = 2 * MiB;
+    uct_rkey_bundle_t bundle;
+    std::vector<remote_region> rr;
+    region *r, *r2;
+    ucs_status_t status;
+    op o;
+
+    p.setup();
+    check_md(p);
+    check_iface(p);
+    check_reachability(p);
+    p.connect();
+
+    r  = alloc_exported(p, len);
+    r2 = alloc_exported(p, 4096);
+    prepare_dest(p, r->address, len, 4096, 4096);
+    p.send_regions({r, r2});
+    GIPC_ASSERT(p.recv_regions(rr));
+    GIPC_ASSERT(rr.size() == 2);
+    check_packed_rkey(p, rr[0], rr[1]);
+
+    status = uct_ep_check(p.ep(), 0, NULL);
+    GIPC_EXPECT((status == UCS_OK) || (status == UCS_INPROGRESS))
+            << "uct_ep_check on a live peer: " << ucs_status_string(status);
+    p.wait_for([]() { return false; }, 0.1);
+    GIPC_EXPECT(p.err_count() == 0) << "error handler called for a live peer";
+
+    /* each one puts 4 KiB into the other's buffer at the same time */
+    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    p.dev_pattern(r2->address, 4096, 10 + p.index());
+    p.op_init(&o, true, r2->address, 4096, r2->memh, rr[0].address + 4096,
+              bundle.rkey);
+    expect_op_ok(p.op_run(&o), "put 4096");
+    GIPC_EXPECT_OK(p.flush_ep()) << "uct_ep_flush";
+    GIPC_EXPECT_OK(p.flush_iface()) << "uct_iface_flush";
+    p.barrier(1);
+    verify_dest(p, r->address, len, 4096, 4096, 10 + (1 - p.index()),
+                "put from the peer");
+    p.teardown();
+}
+
+
+/* ---- 1. sizes, offsets, directions --------------------------------------- */
+
+struct xfer_case {
+    size_t size, loff, roff;
+};
+
+const size_t PUT_GET_BUF = 64 * MiB + 8 * KiB;
+
+std::vector<xfer_case> put_get_cases()
+{
+    static const size_t odd[] = {3,          7,          63,
+                                 65,         4095,       4097,
+                                 65537,      MiB + 13,   4 * MiB - 1,
+                                 16 * MiB + 17, 32 * MiB - 4097};
+    std::vector<xfer_case> cases;
+    size_t i, k;
+
+    for (k = 0; k <= 26; ++k) {          /* 1 B .. 64 MiB, aligned */
+        cases.push_back({1ul << k, 4096, 4096});
+    }
+
+    for (i = 0; i < sizeof(odd) / sizeof(odd[0]); ++i) {   /* unaligned */
+        cases.push_back({odd[i], 4096 + 1 + ((i * 7) % 4093),
+                         4096 + 3 + ((i * 13) % 4091)});
+    }
+
+    /* the edges of the registered region */
+    cases.push_back({4096, 4096, 0});
+    cases.push_back({1000, 5, 3});
+    cases.push_back({4096, 0, PUT_GET_BUF - 4096});
+    cases.push_back({1, 5, PUT_GET_BUF - 1});
+    cases.push_back({64 * MiB, 4096 + 3, PUT_GET_BUF - 64 * MiB});
+    cases.push_back({64 * MiB - 1, 0, 1});
+    return cases;
+}
+
+/* Wall time of the phases of a scenario, for the report */
+class phase_timer {
+public:
+    phase_timer() : m_start(now()) {}
+
+    /* Charge the time since the last call to @a phase */
+    void lap(const std::string &phase)
+    {
+        double t = now();
+
+        m_total[phase] += t - m_start;
+        m_start         = t;
+    }
+
+    double total(const std::string &phase) { return m_total[phase]; }
+
+    void report()
+    {
+        for (const auto &it : m_total) {
+            result("seconds_" + it.first, std::to_string(it.second));
+        }
+    }
+
+private:
+    double                        m_start;
+    std::map<std::string, double> m_total;
+};
+
+void put_get_target(peer &p, region *buf, const std::vector<xfer_case> &cases)
+{
+    phase_timer timer;
+    size_t k;
+
+    for (k = 0; k < cases.size(); ++k) {
+        const xfer_case &c = cases[k];
+        prepare_dest(p, buf->address, buf->length, c.roff, c.size);
+        timer.lap("fill");
+        p.send_sync(4 * k);
+        GIPC_ASSERT(p.wait_sync(4 * k + 1));
+        timer.lap("wait");
+        verify_dest(p, buf->address, buf->length, c.roff, c.size, 1000 + k,
+                    case_name("put", c.size, c.loff, c.roff));
+        timer.lap("verify");
+        p.dev_pattern((uint8_t*)buf->address + c.roff, c.size, 2000 + k);
+        timer.lap("fill");
+        p.send_sync(4 * k + 2);
+        GIPC_ASSERT(p.wait_sync(4 * k + 3));
+        timer.lap("wait");
+    }
+    timer.report();
+}
+
+void put_get_initiator(peer &p, region *buf, const remote_region &rr,
+                       const uct_rkey_bundle_t &bundle,
+                       const std::vector<xfer_case> &cases)
+{
+    uint8_t *local = (uint8_t*)buf->address;
+    uint64_t bytes = 0;
+    phase_timer timer;
+    size_t k;
+    op o;
+
+    for (k = 0; k < cases.size(); ++k) {
+        const xfer_case &c = cases[k];
+        p.dev_pattern(local + c.loff, c.size, 1000 + k);
+        timer.lap("fill");
+        GIPC_ASSERT(p.wait_sync(4 * k));
+        timer.lap("wait");
+        p.op_init(&o, true, local + c.loff, c.size, buf->memh,
+                  rr.address + c.roff, bundle.rkey);
+        expect_op_ok(p.op_run(&o), case_name("put", c.size, c.loff, c.roff));
+        timer.lap("ops");
+        p.send_sync(4 * k + 1);
+
+        prepare_dest(p, local, buf->length, c.loff, c.size);
+        timer.lap("fill");
+        GIPC_ASSERT(p.wait_sync(4 * k + 2));
+        timer.lap("wait");
+        p.op_init(&o, false, local + c.loff, c.size, buf->memh,
+                  rr.address + c.roff, bundle.rkey);
+        expect_op_ok(p.op_run(&o), case_name("get", c.size, c.loff, c.roff));
+        timer.lap("ops");
+        verify_dest(p, local, buf->length, c.loff, c.size, 2000 + k,
+                    case_name("get", c.size, c.loff, c.roff));
+        timer.lap("verify");
+        p.send_sync(4 * k + 3);
+        bytes += 2 * c.size;
+    }
+
+    GIPC_EXPECT_OK(p.flush_ep()) << "uct_ep_flush";
+    result("cases", cases.size());
+    result("op_bytes", bytes);
+    result("op_MBps", (uint64_t)(bytes / timer.total("ops") / 1e6));
+    timer.report();
+}
+
+/* Put and get of every size at aligned and unaligned offsets, byte-exact,
+ * with the bytes around the destination checked; the initiator's local
+ * buffer is registered and its memh passed */
+GIPC_SCENARIO(put_get)
+{
+    std::vector<xfer_case> cases = put_get_cases();
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    region *buf;
+
+    p.setup();
+    p.connect();
+    buf = alloc_exported(p, PUT_GET_BUF);
+    if (is_initiator(p)) {
+        GIPC_ASSERT(p.recv_regions(rr));
+        GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+        GIPC_ASSERT(rr[0].length == PUT_GET_BUF);
+        put_get_initiator(p, buf, rr[0], bundle, cases);
+    } else {
+        p.send_regions({buf});
+        put_get_target(p, buf, cases);
+    }
+    p.teardown();
+}
+
+
+/* Both processes put into and get from each other at the same time */
+GIPC_SCENARIO(bidir)
+{
+    static const size_t put_sizes[] = {1, 4097, 65536 + 5, MiB, 3 * MiB + 7,
+                                       8 * MiB};
+    static const size_t get_sizes[] = {MiB + 1, 5, MiB};
+    const size_t len      = 16 * MiB + 4 * KiB;
+    const size_t get_area = 13 * MiB;
+    const unsigned me = p.index(), other = 1 - p.index();
+    size_t put_off[6], get_off[3], off, i;
+    std::vector<op> ops(9);
+    std::vector<op*> pops;
+    remote_set rs;
+    region *local, *target;
+
+    p.setup();
+    p.connect();
+    local  = p.alloc(len);
+    target = alloc_exported(p, len);
+
+    /* layout of both buffers: puts at put_off[], gets from get_off[] */
+    for (i = 0, off = 100; i < 6; ++i) {
+        put_off[i] = off;
+        off       += put_sizes[i] + 2 * GUARD + i * 3;
+    }
+    for (i = 0, off = get_area; i < 3; ++i) {
+        get_off[i] = off + i;
+        off       += get_sizes[i] + 2 * GUARD;
+    }
+
+    p.dev_memset(target->address, BG, get_area);
+    for (i = 0; i < 3; ++i) {
+        p.dev_pattern((uint8_t*)target->address + get_off[i], get_sizes[i],
+                      500 + 10 * me + i);
+        prepare_dest(p, local->address, len, get_off[i], get_sizes[i]);
+    }
+    for (i = 0; i < 6; ++i) {
+        p.dev_pattern((uint8_t*)local->address + put_off[i], put_sizes[i],
+                      100 * me + i);
+    }
+
+    p.send_regions({target});
+    recv_and_unpack(p, rs);
+    p.barrier(1);
+
+    for (i = 0; i < 9; ++i) {
+        bool is_put = (i % 3) != 2;  /* interleave: put put get ... */
+        size_t n    = is_put ? (i - i / 3) : (i / 3);
+        size_t sz   = is_put ? put_sizes[n] : get_sizes[n];
+        size_t o    = is_put ? put_off[n] : get_off[n];
+        p.op_init(&ops[i], is_put, (uint8_t*)local->address + o, sz, NULL,
+                  rs.regions[0].address + o, rs.bundles[0].rkey);
+        p.op_post(&ops[i]);
+        pops.push_back(&ops[i]);
+    }
+    GIPC_ASSERT(p.op_wait(pops)) << "operations did not complete";
+    for (i = 0; i < 9; ++i) {
+        expect_op_ok(ops[i].status, "op " + std::to_string(i));
+    }
+    GIPC_EXPECT_OK(p.flush_ep());
+    p.barrier(2);
+
+    for (i = 0; i < 6; ++i) {
+        verify_dest(p, target->address, len, put_off[i], put_sizes[i],
+                    100 * other + i,
+                    "put from peer, size " + std::to_string(put_sizes[i]));
+    }
+    for (i = 0; i < 3; ++i) {
+        verify_dest(p, local->address, len, get_off[i], get_sizes[i],
+                    500 + 10 * other + i,
+                    "get from peer, size " + std::to_string(get_sizes[i]));
+    }
+    p.teardown();
+}
+
+
+/* ---- 2. many buffers ----------------------------------------------------- */
+
+size_t many_size(unsigned i)
+{
+    if ((i % 8) == 7) {
+        return 3 * MiB + i;
+    }
+    return 4096 * (1 + ((i * i) % 97)) + ((i * 37) % 4096) + 1;
+}
+
+/* One round: region i is a put target if (i % 2) == put_parity, else a get
+ * source; all operations posted before any is waited for */
+void many_round(peer &p, bool initiator, unsigned round, unsigned put_parity,
+                std::vector<region*> &bufs, remote_set &rs)
+{
+    const uint64_t seed_remote = 3000 + 100 * round;  /* exporter's data */
+    const uint64_t seed_local  = 6000 + 100 * round;  /* importer's data */
+    const bool pending         = p.param_int("pending", 0);
+    std::vector<op> ops(bufs.size());
+    std::vector<op*> pops;
+    unsigned i;
+
+    for (i = 0; i < bufs.size(); ++i) {
+        bool put = (i % 2) == put_parity;
+        if (initiator == put) {
+            p.dev_pattern(bufs[i]->address, bufs[i]->length,
+                          (initiator ? seed_local : seed_remote) + i);
+        } else {
+            p.dev_memset(bufs[i]->address, BG, bufs[i]->length);
+        }
+    }
+
+    if (!initiator) {
+        p.send_sync(10 * round + 1);
+        GIPC_ASSERT(p.wait_sync(10 * round + 2));
+        for (i = 0; i < bufs.size(); ++i) {
+            if ((i % 2) == put_parity) {
+                p.dev_verify_pattern(bufs[i]->address, bufs[i]->length,
+                                     seed_local + i,
+                                     "round " + std::to_string(round) +
+                                     " put into buffer " + std::to_string(i));
+            }
+        }
+        p.send_sync(10 * round + 3);
+        return;
+    }
+
+    GIPC_ASSERT(p.wait_sync(10 * round + 1));
+    for (i = 0; i < bufs.size(); ++i) {
+        p.op_init(&ops[i], (i % 2) == put_parity, bufs[i]->address,
+                  bufs[i]->length, NULL, rs.regions[i].address,
+                  rs.bundles[i].rkey);
+        p.op_post(&ops[i], pending);
+        pops.push_back(&ops[i]);
+    }
+    GIPC_ASSERT(p.op_wait(pops)) << "round " << round << ": not complete";
+    for (i = 0; i < bufs.size(); ++i) {
+        expect_op_ok(ops[i].status, "round " + std::to_string(round) +
+                                    " op on buffer " + std::to_string(i));
+    }
+    GIPC_EXPECT_OK(p.flush_ep());
+    for (i = 0; i < bufs.size(); ++i) {
+        if ((i % 2) != put_parity) {
+            p.dev_verify_pattern(bufs[i]->address, bufs[i]->length,
+                                 seed_remote + i,
+                                 "round " + std::to_string(round) +
+                                 " get from buffer " + std::to_string(i));
+        }
+    }
+    p.send_sync(10 * round + 2);
+    GIPC_ASSERT(p.wait_sync(10 * round + 3));
+}
+
+/* 32 exported allocations, puts and gets on all of them in flight at once,
+ * twice (the second round reuses the imports) */
+GIPC_SCENARIO(many)
+{
+    const unsigned count = p.param_int("count", 32);
+    const bool initiator = is_initiator(p);
+    std::vector<region*> bufs;
+    gaudi_emu_stats_t s1, s2;
+    remote_set rs;
+    unsigned i;
+
+    p.setup();
+    p.connect();
+    for (i = 0; i < count; ++i) {
+        bufs.push_back(initiator ? p.alloc(many_size(i), i) :
+                                   alloc_exported(p, many_size(i), i));
+    }
+
+    if (initiator) {
+        recv_and_unpack(p, rs);
+        GIPC_ASSERT(rs.regions.size() == count);
+        for (i = 0; i < count; ++i) {
+            GIPC_ASSERT(rs.regions[i].length == many_size(i));
+        }
+    } else {
+        p.send_regions(std::vector<const region*>(bufs.begin(), bufs.end()));
+    }
+
+    many_round(p, initiator, 1, 1, bufs, rs);
+    s1 = p.emu_stats();
+    many_round(p, initiator, 2, 0, bufs, rs);
+    s2 = p.emu_stats();
+
+    if (initiator) {
+        result("import_maps_round1", s1.import_maps -
+                                     p.baseline().emu.import_maps);
+        result("import_maps_round2", s2.import_maps -
+                                     p.baseline().emu.import_maps);
+        result("no_resource", p.no_resource_count());
+        GIPC_EXPECT(s2.import_maps <= s1.import_maps)
+                << "imports grew from " << s1.import_maps << " to "
+                << s2.import_maps << " on reuse";
+        GIPC_EXPECT(s1.import_maps <= p.baseline().emu.import_maps + count)
+                << "more imports than exported buffers: " << s1.import_maps;
+        GIPC_EXPECT(s1.host_maps == p.baseline().emu.host_maps)
+                << "host memory still mapped after the operations: "
+                << stats_string(s1);
+    }
+    p.teardown();
+}
+
+
+/* ---- 3. the remote-mapping cache ----------------------------------------- */
+
+/* Import count after an operation completed and was flushed: @a expected
+ * imports above the baseline */
+bool expect_imports(peer &p, bool cache, unsigned expected,
+                    const std::string &when)
+{
+    unsigned base    = p.baseline().emu.import_maps;
+    unsigned imports = p.emu_stats().import_maps;
+
+    GIPC_EXPECT(imports == base + expected)
+            << "cache=" << (cache ? "y" : "n") << ": " << when
+            << ": import_maps " << imports << ", expected " << base
+            << " + " << expected;
+    return imports == base + expected;
+}
+
+/*
+ * Phase A: 20 operations on the same remote buffer with one rkey held
+ * throughout (put, then get of what was put); phase B: 6 puts, each with its
+ * own unpack/release of the rkey. cache=y: one import, kept through both;
+ * cache=n: an import lives as long as the unpacked rkey that made it (one
+ * per unpack), so none is left once the rkeys are released.
+ */
+GIPC_SCENARIO(cache)
+{
+    const bool cache   = (p.param("cache", "y") == "y");
+    const size_t len   = 4 * MiB;
+    const unsigned n_a = 20, n_b = 6, n = n_a + n_b;
+    bool phase_a_ok    = true;
+    uct_rkey_bundle_t bundle2;
+    size_t off[n], size[n];
+    remote_set rs;
+    region *buf;
+    unsigned i;
+    op o;
+
+    p.setup();
+    p.connect();
+    for (i = 0; i < n; ++i) {
+        off[i]  = i * (128 * KiB + 4096) + i;
+        size[i] = 64 * KiB + i;
+    }
+
+    if (!is_initiator(p)) {
+        buf = alloc_exported(p, len);
+        p.dev_memset(buf->address, BG, len);
+        p.send_regions({buf});
+        GIPC_ASSERT(p.wait_sync(1));
+        for (i = 0; i < n; ++i) {
+            if ((i >= n_a) || ((i % 2) == 0)) {
+                verify_dest(p, buf->address, len, off[i], size[i], 7000 + i,
+                            "put " + std::to_string(i));
+            }
+        }
+        p.send_sync(2);
+        p.teardown();
+        return;
+    }
+
+    buf = p.alloc(len);
+    recv_and_unpack(p, rs);
+    result("import_maps_after_unpack",
+           p.emu_stats().import_maps - p.baseline().emu.import_maps);
+
+    /* phase A */
+    for (i = 0; i < n_a; ++i) {
+        if ((i % 2) == 0) {
+            p.dev_pattern((uint8_t*)buf->address + off[i], size[i], 7000 + i);
+            p.op_init(&o, true, (uint8_t*)buf->address + off[i], size[i],
+                      NULL, rs.regions[0].address + off[i],
+                      rs.bundles[0].rkey);
+        } else {
+            p.op_init(&o, false, (uint8_t*)buf->address + off[i],
+                      size[i - 1], NULL, rs.regions[0].address + off[i - 1],
+                      rs.bundles[0].rkey);
+        }
+        expect_op_ok(p.op_run(&o), "op " + std::to_string(i));
+        GIPC_EXPECT_OK(p.flush_ep());
+        /* report the first miss only */
+        phase_a_ok = phase_a_ok &&
+                     expect_imports(p, cache, 1, "rkey held, after op " +
+                                              std::to_string(i) + " of " +
+                                              std::to_string(n_a));
+        if ((i % 2) == 1) {
+            p.dev_verify_pattern((uint8_t*)buf->address + off[i],
+                                 size[i - 1], 7000 + i - 1,
+                                 "get " + std::to_string(i));
+        }
+    }
+
+    /* a second bundle of the same rkey shares the import */
+    GIPC_ASSERT_OK(p.unpack(rs.regions[0].packed.data(), &bundle2));
+    p.op_init(&o, false, buf->address, 4096, NULL, rs.regions[0].address,
+              bundle2.rkey);
+    expect_op_ok(p.op_run(&o), "get with a second bundle");
+    GIPC_EXPECT_OK(p.flush_ep());
+    if (phase_a_ok) {
+        expect_imports(p, cache, cache ? 1 : 2, "second bundle of the rkey");
+    }
+    p.release(&bundle2);
+    p.release(&rs.bundles[0]);
+    expect_imports(p, cache, cache ? 1 : 0, "rkey released");
+
+    /* phase B */
+    for (i = n_a; i < n; ++i) {
+        GIPC_ASSERT_OK(p.unpack(rs.regions[0].packed.data(), &bundle2));
+        p.dev_pattern((uint8_t*)buf->address + off[i], size[i], 7000 + i);
+        p.op_init(&o, true, (uint8_t*)buf->address + off[i], size[i], NULL,
+                  rs.regions[0].address + off[i], bundle2.rkey);
+        expect_op_ok(p.op_run(&o), "op " + std::to_string(i));
+        GIPC_EXPECT_OK(p.flush_ep());
+        p.release(&bundle2);
+        expect_imports(p, cache, cache ? 1 : 0,
+                       "rkey unpacked for op " + std::to_string(i) +
+                       " and released after it");
+    }
+
+    p.send_sync(1);
+    GIPC_ASSERT(p.wait_sync(2));
+    p.teardown();
+}
+
+
+/* ---- 4. the exporter frees and reallocates ------------------------------- */
+
+/* Per iteration: the exporter allocates (the same size each time) and
+ * exports; the importer puts and gets through the new rkey; the exporter
+ * deregisters and frees. hold_old=1: the importer keeps the previous
+ * iteration's rkey bundle until it has used the new one. */
+GIPC_SCENARIO(realloc)
+{
+    const size_t len      = 4 * MiB;
+    const unsigned iters  = p.param_int("iterations", 3);
+    const bool hold_old   = p.param_int("hold_old", 0);
+    const size_t put_size = len - 8192;
+    std::vector<remote_region> rr;
+    std::vector<uct_rkey_bundle_t> bundles(iters);
+    uint64_t prev_va = 0;
+    unsigned i, repeated = 0, base_imports, imports;
+    region *buf, *local;
+    op o;
+
+    p.setup();
+    p.connect();
+
+    if (!is_initiator(p)) {
+        for (i = 0; i < iters; ++i) {
+            buf = alloc_exported(p, len);
+            if (i > 0) {
+                repeated += ((uintptr_t)buf->address == prev_va);
+                info("iteration %u: VA %p, previous 0x%lx: %s", i,
+                     buf->address, (unsigned long)prev_va,
+                     ((uintptr_t)buf->address == prev_va) ? "repeated" :
+                                                            "new");
+            }
+            prev_va = (uintptr_t)buf->address;
+            p.dev_memset(buf->address, BG, len);
+            p.send_regions({buf});
+            GIPC_ASSERT(p.wait_sync(10 * i + 1));
+            verify_dest(p, buf->address, len, 4096 + i, put_size, 8000 + i,
+                        "iteration " + std::to_string(i) + " put");
+            p.dev_pattern(buf->address, 4096, 9000 + i);
+            p.send_sync(10 * i + 2);
+            GIPC_ASSERT(p.wait_sync(10 * i + 3));
+            p.free(buf);  /* deregister (REVOKE) and free */
+        }
+        result("va_repeated", std::to_string(repeated) + "/" +
+                              std::to_string(iters - 1));
+        p.teardown();
+        return;
+    }
+
+    base_imports = p.baseline().emu.import_maps;
+    local        = p.alloc(len);
+    for (i = 0; i < iters; ++i) {
+        GIPC_ASSERT(p.recv_regions(rr));
+        GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundles[i]))
+                << "iteration " << i;
+        p.dev_pattern((uint8_t*)local->address + 4096 + i, put_size,
+                      8000 + i);
+        p.op_init(&o, true, (uint8_t*)local->address + 4096 + i, put_size,
+                  NULL, rr[0].address + 4096 + i, bundles[i].rkey);
+        expect_op_ok(p.op_run(&o), "iteration " + std::to_string(i) + " put");
+        GIPC_EXPECT_OK(p.flush_ep());
+        p.send_sync(10 * i + 1);
+
+        GIPC_ASSERT(p.wait_sync(10 * i + 2));
+        p.dev_memset(local->address, BG, 4096);
+        p.op_init(&o, false, local->address, 4096, NULL, rr[0].address,
+                  bundles[i].rkey);
+        expect_op_ok(p.op_run(&o), "iteration " + std::to_string(i) + " get");
+        GIPC_EXPECT_OK(p.flush_ep());
+        p.dev_verify_pattern(local->address, 4096, 9000 + i,
+                             "iteration " + std::to_string(i) + " get");
+
+        imports = p.emu_stats().import_maps;
+        result("import_maps_iteration" + std::to_string(i),
+               imports - base_imports);
+        if ((i > 0) && hold_old) {
+            p.release(&bundles[i - 1]);
+            imports = p.emu_stats().import_maps;
+        }
+        GIPC_EXPECT(imports <= base_imports + 1)
+                << "iteration " << i << ": import_maps " << imports
+                << " (start " << base_imports << ") grows";
+        if (!hold_old) {
+            p.release(&bundles[i]);
+        }
+        p.send_sync(10 * i + 3);
+    }
+    p.teardown();
+}
+
+
+/* ---- 5. a peer dies ------------------------------------------------------ */
+
+const size_t KILL_BUF  = 64 * MiB;
+const size_t KILL_OP   = 4 * MiB;
+const unsigned KILL_OPS = 16;
+
+/* Post KILL_OPS puts covering the remote buffer, without waiting */
+void post_kill_batch(peer &p, region *local, const remote_region &rr,
+                     const uct_rkey_bundle_t &bundle, std::vector<op> &ops)
+{
+    unsigned i;
+
+    ops.resize(KILL_OPS);
+    for (i = 0; i < KILL_OPS; ++i) {
+        p.op_init(&ops[i], (i % 2) == 0,
+                  (uint8_t*)local->address + (i * KILL_OP), KILL_OP, NULL,
+                  rr.address + (i * KILL_OP), bundle.rkey);
+        p.op_post(&ops[i]);
+    }
+}
+
+/*
+ * The dead peer is reaped by the test parent shortly after it died; until
+ * then it is a zombie whose /proc entry still looks alive. Wait for that,
+ * then call uct_ep_check every 100 ms (as UCP's keepalive would) until the
+ * error handler reports the peer.
+ */
+void expect_ep_check_error(peer &p)
+{
+    ucs_status_t status = UCS_OK;
+    double t = now(), next = 0;
+    bool reaped;
+
+    reaped = p.wait_for([&p]() {
+        return (kill(p.peer_pid(), 0) != 0) && (errno == ESRCH);
+    }, 5.0);
+    GIPC_EXPECT(reaped) << "pid " << p.peer_pid() << " still exists";
+    info("peer pid %d reaped after %.3f s", p.peer_pid(), now() - t);
+
+    t = now();
+    p.wait_for([&]() {
+        if ((p.err_count() == 0) && (now() >= next)) {
+            status = uct_ep_check(p.ep(), 0, NULL);
+            next   = now() + 0.1;
+        }
+        return p.err_count() > 0;
+    }, 5.0);
+    info("uct_ep_check on the dead peer: %s; error handler after %.3f s",
+         ucs_status_string(status), now() - t);
+    GIPC_EXPECT(p.err_count() > 0)
+            << "error handler not called within 5 s of uct_ep_check calls "
+            << "(the last returned " << ucs_status_string(status) << ")";
+    GIPC_EXPECT(p.err_status() != UCS_OK);
+    result("ep_check_status", ucs_status_string(status));
+    result("err_handler_status", ucs_status_string(p.err_status()));
+}
+
+/* The exporter (index 1) is killed while the importer (0) has puts and gets
+ * in flight to its memory */
+GIPC_SCENARIO(kill_exporter)
+{
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle, bundle2;
+    unsigned n_ok = 0, n_err = 0;
+    std::vector<op> ops;
+    ucs_status_t status, status2 = UCS_OK;
+    region *local;
+    double t;
+    op o;
+
+    p.setup();
+    p.connect();
+    if (p.index() == 1) {
+        region *a = alloc_exported(p, KILL_BUF, 0);
+        region *b = alloc_exported(p, 2 * MiB, 1);
+        p.send_regions({a, b});
+        p.wait_sync(1);
+        info("exporter: killing myself with operations in flight");
+        raise(SIGKILL);
+    }
+
+    local = p.alloc(KILL_BUF);
+    GIPC_ASSERT(p.recv_regions(rr));
+    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    p.op_init(&o, true, local->address, MiB, NULL, rr[0].address,
+              bundle.rkey);
+    expect_op_ok(p.op_run(&o), "first put");
+
+    post_kill_batch(p, local, rr[0], bundle, ops);
+    result("inflight_at_kill",
+           std::count_if(ops.begin(), ops.end(),
+                         [](const op &x) { return !x.done; }));
+    p.send_sync(1);  /* kill yourself */
+    t = now();
+    GIPC_ASSERT(p.wait_peer_gone(10.0)) << "the exporter did not die";
+    p.set_peer_dead();
+    info("exporter gone after %.3f s", now() - t);
+
+    GIPC_ASSERT(p.wait_for(
+            [&ops]() {
+                for (const op &x : ops) {
+                    if (!x.done) {
+                        return false;
+                    }
+                }
+                return true;
+            }, WAIT_TIMEOUT))
+            << "operations in flight at the exporter's death never completed";
+    for (const op &x : ops) {
+        (x.status == UCS_OK) ? ++n_ok : ++n_err;
+    }
+    result("inflight_ok", n_ok);
+    result("inflight_error", n_err);
+
+    /* a new rkey of the dead exporter: the fd fetch must fail */
+    status = p.unpack(rr[1].packed.data(), &bundle2);
+    if (status == UCS_OK) {
+        p.op_init(&o, true, local->address, 4096, NULL, rr[1].address,
+                  bundle2.rkey);
+        status2 = p.op_run(&o, 10.0);
+        p.release(&bundle2);
+    }
+    info("new rkey after death: unpack %s, put %s", ucs_status_string(status),
+         op_result(status == UCS_OK, status2).c_str());
+    GIPC_EXPECT((status != UCS_OK) || (status2 != UCS_OK))
+            << "a new rkey of a dead exporter was usable";
+    result("new_rkey_unpack", ucs_status_string(status));
+    result("new_rkey_put", op_result(status == UCS_OK, status2));
+
+    expect_ep_check_error(p);
+    p.teardown();
+}
+
+/* The importer (index 1) kills itself with puts and gets in flight; the
+ * exporter (0) must see the error and get all its memory back */
+GIPC_SCENARIO(kill_importer)
+{
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    std::vector<op> ops;
+    region *a, *local;
+    double t;
+    op o;
+
+    p.setup();
+    p.connect();
+    if (p.index() == 1) {
+        local = p.alloc(KILL_BUF);
+        GIPC_ASSERT(p.recv_regions(rr));
+        GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+        p.op_init(&o, true, local->address, MiB, NULL, rr[0].address,
+                  bundle.rkey);
+        expect_op_ok(p.op_run(&o), "first put");
+        p.send_sync(1);
+        post_kill_batch(p, local, rr[0], bundle, ops);
+        info("importer: killing myself with operations in flight");
+        raise(SIGKILL);
+    }
+
+    a = alloc_exported(p, KILL_BUF);
+    p.send_regions({a});
+    GIPC_ASSERT(p.wait_sync(1));
+    GIPC_ASSERT(p.wait_peer_gone(10.0)) << "the importer did not die";
+    p.set_peer_dead();
+
+    expect_ep_check_error(p);
+
+    /* deregistration and free revoke at a dead importer: must not hang */
+    t = now();
+    p.free(a);
+    result("free_seconds", std::to_string(now() - t));
+    GIPC_EXPECT(now() - t < 5.0) << "deregistration and free took "
+                                 << now() - t << " s with a dead importer";
+    p.teardown();  /* checks that dram_maps/exports are back */
+}
+
+
+/* ---- 6. refusal ---------------------------------------------------------- */
+
+/* An rkey with a corrupted field: an error, nothing written, no import;
+ * then the intact rkey still works */
+GIPC_SCENARIO(bad_rkey)
+{
+    const std::string field = p.param("field", "cookie");
+    const size_t len = MiB;
+    uct_rkey_bundle_t bundle;
+    ucs_status_t status, status2 = UCS_OK;
+    std::vector<uint8_t> bad;
+    std::vector<remote_region> rr;
+    size_t foff, i;
+    region *buf;
+    op o;
+
+    p.setup();
+    p.connect();
+    if (!is_initiator(p)) {
+        buf = alloc_exported(p, len);
+        p.dev_memset(buf->address, BG, len);
+        p.send_regions({buf});
+        GIPC_ASSERT(p.wait_sync(1));
+        p.dev_verify_fill(buf->address, len, BG,
+                          "memory after the refused access");
+        p.send_sync(2);
+        GIPC_ASSERT(p.wait_sync(3));
+        verify_dest(p, buf->address, len, 4096, 4096, 42, "put, intact rkey");
+        p.send_sync(4);
+        p.teardown();
+        return;
+    }
+
+    buf = p.alloc(len);
+    p.dev_pattern((uint8_t*)buf->address + 4096, 4096, 42);
+    GIPC_ASSERT(p.recv_regions(rr));
+    bad  = rr[0].packed;
+    foff = (field == "cookie") ? offsetof(uct_gaudi_ipc_rkey_t, cookie) :
+                                 offsetof(uct_gaudi_ipc_rkey_t, export_id);
+    for (i = 0; i < 8; ++i) {
+        bad[foff + i] ^= 0xff;
+    }
+
+    status = p.unpack(bad.data(), &bundle);
+    if (status == UCS_OK) {
+        p.op_init(&o, true, (uint8_t*)buf->address + 4096, 4096, NULL,
+                  rr[0].address + 4096, bundle.rkey);
+        status2 = p.op_run(&o, 10.0);
+        p.release(&bundle);
+    }
+    info("wrong %s: unpack %s, put %s", field.c_str(),
+         ucs_status_string(status),
+         op_result(status == UCS_OK, status2).c_str());
+    result("bad_unpack", ucs_status_string(status));
+    result("bad_put", op_result(status == UCS_OK, status2));
+    GIPC_EXPECT((status != UCS_OK) || (status2 != UCS_OK))
+            << "an rkey with a wrong " << field << " was accepted";
+    GIPC_EXPECT(p.emu_stats().import_maps == p.baseline().emu.import_maps)
+            << "an import exists after the refusal";
+    p.send_sync(1);
+    GIPC_ASSERT(p.wait_sync(2));
+
+    /* the refusal did not break anything */
+    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    p.op_init(&o, true, (uint8_t*)buf->address + 4096, 4096, NULL,
+              rr[0].address + 4096, bundle.rkey);
+    expect_op_ok(p.op_run(&o), "put with the intact rkey");
+    GIPC_EXPECT_OK(p.flush_ep());
+    p.send_sync(3);
+    GIPC_ASSERT(p.wait_sync(4));
+    p.teardown();
+}
+
+
+/* Operations reaching outside the exported allocation fail, and write
+ * nothing */
+GIPC_SCENARIO(out_of_range)
+{
+    const size_t len = 2 * MiB;  /* a whole allocation granule */
+    struct {
+        const char *name;
+        int64_t    offset;
+        size_t     size;
+    } cases[] = {{"past the end", (int64_t)len - 10, 20},
+                 {"before the start", -4096, 4096 + 16},
+                 {"after the end", (int64_t)len, 16}};
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    ucs_status_t status;
+    region *buf;
+    size_t i;
+    op o;
+
+    p.setup();
+    p.connect();
+    buf = p.alloc(len);
+    if (!is_initiator(p)) {
+        p.reg(buf);
+        p.dev_memset(buf->address, BG, len);
+        p.send_regions({buf});
+        GIPC_ASSERT(p.wait_sync(1));
+        p.dev_verify_fill(buf->address, len, BG,
+                          "memory after the out-of-range operations");
+        p.send_sync(2);
+        p.teardown();
+        return;
+    }
+
+    GIPC_ASSERT(p.recv_regions(rr));
+    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    p.dev_pattern(buf->address, len, 55);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        p.op_init(&o, true, buf->address, cases[i].size, NULL,
+                  rr[0].address + cases[i].offset, bundle.rkey);
+        status = p.op_run(&o, 10.0);
+        info("put %s: %s", cases[i].name, ucs_status_string(status));
+        GIPC_EXPECT(status != UCS_OK)
+                << "put " << cases[i].name << " of the allocation succeeded";
+    }
+    GIPC_EXPECT_OK(p.flush_ep());
+    p.send_sync(1);
+    GIPC_ASSERT(p.wait_sync(2));
+    p.teardown();
+}
+
+
+/* Outcome of a raw GET_FD request, written by the requesting child */
+struct get_fd_result {
+    int     stage;    /* 0: got a reply; else where it failed */
+    int     err;      /* errno of the failure */
+    int32_t status;   /* reply status */
+    int     got_fd;   /* an fd came with the reply */
+    uint32_t op;
+};
+
+enum {
+    STAGE_REPLY = 0, STAGE_SETUID, STAGE_SOCKET, STAGE_CONNECT, STAGE_SEND,
+    STAGE_TIMEOUT, STAGE_CLOSED, STAGE_SHORT
+};
+
+const char *stage_name(int stage)
+{
+    static const char *names[] = {"reply", "setuid", "socket", "connect",
+                                  "send", "timeout", "closed without reply",
+                                  "short reply"};
+    return ((stage >= 0) && (stage <= STAGE_SHORT)) ? names[stage] : "?";
+}
+
+int connect_fd_server(pid_t pid, bool with_nul)
+{
+    struct sockaddr_un addr;
+    socklen_t len;
+    int fd, n;
+
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -1;
+    }
+
+    memset(&addr, 0, sizeof(addr));
+    addr.sun_family = AF_UNIX;
+    n   = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "%s%d",
+                   UCT_GAUDI_IPC_SOCK_PREFIX, (int)pid);
+    len = offsetof(struct sockaddr_un, sun_path) + 1 + n + (with_nul ? 1 : 0);
+    if (connect(fd, (struct sockaddr*)&addr, len) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* In a forked child (as @a uid if >= 0): send GET_FD and report the reply */
+void get_fd_child(const uct_gaudi_ipc_rkey_t &rk, int uid, int out_fd)
+{
+    get_fd_result res;
+    uct_gaudi_ipc_msg_t msg;
+    char cbuf[CMSG_SPACE(4 * sizeof(int))];
+    struct cmsghdr *cmsg;
+    struct msghdr mh;
+    struct iovec iov;
+    struct pollfd pfd;
+    ssize_t n;
+    int fd;
+
+    memset(&res, 0, sizeof(res));
+    if ((uid >= 0) && ((setgroups(0, NULL) != 0) || (setgid(uid) != 0) ||
+                       (setuid(uid) != 0))) {
+        res.stage = STAGE_SETUID;
+        goto out;
+    }
+
+    fd = connect_fd_server(rk.pid, false);
+    if (fd < 0) {
+        fd = connect_fd_server(rk.pid, true);
+    }
+    if (fd < 0) {
+        res.stage = STAGE_CONNECT;
+        goto out;
+    }
+
+    memset(&msg, 0, sizeof(msg));
+    msg.magic     = UCT_GAUDI_IPC_MSG_MAGIC;
+    msg.op        = UCT_GAUDI_IPC_MSG_GET_FD;
+    msg.export_id = rk.export_id;
+    msg.cookie    = rk.cookie;
+    msg.pid       = getpid();
+    if (send(fd, &msg, sizeof(msg), MSG_NOSIGNAL) != sizeof(msg)) {
+        res.stage = STAGE_SEND;
+        goto out;
+    }
+
+    pfd.fd     = fd;
+    pfd.events = POLLIN;
+    if (poll(&pfd, 1, 10000) != 1) {
+        res.stage = STAGE_TIMEOUT;
+        goto out;
+    }
+
+    memset(&mh, 0, sizeof(mh));
+    iov.iov_base      = &msg;
+    iov.iov_len       = sizeof(msg);
+    mh.msg_iov        = &iov;
+    mh.msg_iovlen     = 1;
+    mh.msg_control    = cbuf;
+    mh.msg_controllen = sizeof(cbuf);
+    n                 = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    if (n == 0) {
+        res.stage = STAGE_CLOSED;
+        goto out;
+    } else if (n != sizeof(msg)) {
+        res.stage = STAGE_SHORT;
+        goto out;
+    }
+
+    for (cmsg = CMSG_FIRSTHDR(&mh); cmsg != NULL;
+         cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+        if ((cmsg->cmsg_level == SOL_SOCKET) &&
+            (cmsg->cmsg_type == SCM_RIGHTS)) {
+            res.got_fd = 1;
+        }
+    }
+    res.status = msg.status;
+    res.op     = msg.op;
+
+out:
+    res.err = errno;
+    if (write(out_fd, &res, sizeof(res)) != sizeof(res)) {
+        _exit(2);
+    }
+    _exit(0);
+}
+
+get_fd_result raw_get_fd(const uct_gaudi_ipc_rkey_t &rk, int uid)
+{
+    get_fd_result res;
+    int pipefd[2], status;
+    pid_t pid;
+
+    memset(&res, 0, sizeof(res));
+    GIPC_ASSERT(pipe(pipefd) == 0);
+    fflush(NULL);
+    pid = fork();
+    GIPC_ASSERT(pid >= 0) << strerror(errno);
+    if (pid == 0) {
+        close(pipefd[0]);
+        get_fd_child(rk, uid, pipefd[1]);
+    }
+
+    close(pipefd[1]);
+    GIPC_ASSERT(read(pipefd[0], &res, sizeof(res)) == sizeof(res))
+            << "GET_FD child (uid " << uid << ") reported nothing";
+    close(pipefd[0]);
+    GIPC_ASSERT(waitpid(pid, &status, 0) == pid);
+    info("GET_FD as uid %d: stage '%s' (%s), status %d, fd %s", uid,
+         stage_name(res.stage), strerror(res.err), res.status,
+         res.got_fd ? "received" : "none");
+    return res;
+}
+
+/* Only as root: a process of another uid asks the exporter's fd server for
+ * the DMA-BUF with the right export id and cookie, and is refused; the
+ * same request from our uid is granted (so the request itself is right),
+ * and a wrong cookie is refused */
+GIPC_SCENARIO(foreign_uid)
+{
+    std::vector<remote_region> rr;
+    uct_gaudi_ipc_rkey_t rk;
+    get_fd_result res;
+    region *buf;
+
+    p.setup();
+    if (!is_initiator(p)) {
+        buf = alloc_exported(p, MiB);
+        p.send_regions({buf});
+        GIPC_ASSERT(p.wait_sync(1));
+        p.teardown();
+        return;
+    }
+
+    GIPC_ASSERT(p.recv_regions(rr));
+    memcpy(&rk, rr[0].packed.data(), sizeof(rk));
+    GIPC_ASSERT(rk.pid == p.peer_pid()) << rk.pid;
+
+    res = raw_get_fd(rk, -1);
+    GIPC_EXPECT((res.stage == STAGE_REPLY) && (res.status == UCS_OK) &&
+                res.got_fd)
+            << "same uid: stage '" << stage_name(res.stage) << "', status "
+            << res.status << ", fd " << res.got_fd
+            << " (expected a granted request)";
+
+    res = raw_get_fd(rk, 65534);
+    GIPC_EXPECT((res.stage == STAGE_REPLY) && (res.status != UCS_OK) &&
+                !res.got_fd)
+            << "uid 65534: stage '" << stage_name(res.stage) << "', status "
+            << res.status << ", fd " << res.got_fd
+            << " (expected a refusal reply without an fd)";
+    result("foreign_uid_status", std::to_string(res.status));
+    result("foreign_uid_fd", std::to_string(res.got_fd));
+
+    rk.cookie ^= 0xffff;
+    res = raw_get_fd(rk, -1);
+    GIPC_EXPECT((res.stage == STAGE_REPLY) && (res.status != UCS_OK) &&
+                !res.got_fd)
+            << "wrong cookie: stage '" << stage_name(res.stage)
+            << "', status " << res.status << ", fd " << res.got_fd
+            << " (expected a refusal reply without an fd)";
+
+    p.send_sync(1);
+    p.teardown();
+}
+
+
+/* ---- 7. import not supported --------------------------------------------- */
+
+GIPC_SCENARIO(no_import)
+{
+    const wire_hello &other = p.peer_hello();
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    ucs_status_t status;
+    region *buf;
+
+    p.setup();
+    GIPC_EXPECT(!uct_iface_is_reachable(
+                        p.iface(), (const uct_device_addr_t*)other.dev_addr,
+                        (const uct_iface_addr_t*)other.iface_addr))
+            << "peer reachable without DMA-BUF import";
+
+    buf = alloc_exported(p, MiB);
+    p.send_regions({buf});
+    GIPC_ASSERT(p.recv_regions(rr));
+    status = p.unpack(rr[0].packed.data(), &bundle);
+    GIPC_EXPECT(status == UCS_ERR_UNREACHABLE)
+            << "uct_rkey_unpack without import: " << ucs_status_string(status);
+    result("unpack_status", ucs_status_string(status));
+    p.teardown();
+}
+
+
+/* ---- memory from gaudi_cpy's mem_alloc ----------------------------------- */
+
+GIPC_SCENARIO(md_alloc)
+{
+    const size_t len  = 8 * MiB + 4096;
+    const size_t size = 4 * MiB + 3;
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    region *buf;
+    op o;
+
+    p.setup();
+    p.connect();
+    buf = p.alloc_md(len);
+    if (!is_initiator(p)) {
+        p.reg(buf);
+        prepare_dest(p, buf->address, len, 4096 + 5, size);
+        p.dev_pattern((uint8_t*)buf->address + 6 * MiB, MiB, 77);
+        p.send_regions({buf});
+        GIPC_ASSERT(p.wait_sync(1));
+        verify_dest(p, buf->address, len, 4096 + 5, size, 76, "put");
+        p.send_sync(2);
+        p.teardown();
+        return;
+    }
+
+    GIPC_ASSERT(p.recv_regions(rr));
+    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    p.dev_pattern((uint8_t*)buf->address + 7, size, 76);
+    p.op_init(&o, true, (uint8_t*)buf->address + 7, size, NULL,
+              rr[0].address + 4096 + 5, bundle.rkey);
+    expect_op_ok(p.op_run(&o), "put from gaudi_cpy memory");
+    prepare_dest(p, buf->address, len, 6 * MiB + 1, MiB);
+    p.op_init(&o, false, (uint8_t*)buf->address + 6 * MiB + 1, MiB, NULL,
+              rr[0].address + 6 * MiB, bundle.rkey);
+    expect_op_ok(p.op_run(&o), "get into gaudi_cpy memory");
+    GIPC_EXPECT_OK(p.flush_ep());
+    verify_dest(p, buf->address, len, 6 * MiB + 1, MiB, 77, "get");
+    p.send_sync(1);
+    GIPC_ASSERT(p.wait_sync(2));
+    p.teardown();
+}
+
+} /* namespace */
