@@ -199,6 +199,48 @@ static void uct_gaudi_ipc_op_done(uct_completion_t *self)
     }
 }
 
+/* Zero-copy operation on host local buffers: the DMA engine reaches host
+ * memory through the bounce buffer, synchronously */
+static ucs_status_t
+uct_gaudi_ipc_ep_zcopy_host(uct_gaudi_ipc_iface_t *iface, const uct_iov_t *iov,
+                            size_t iovcnt, uint64_t remote_addr,
+                            uct_gaudi_ipc_map_t *map, int is_put)
+{
+    void *buffer, *peer_ptr;
+    ucs_status_t status;
+    size_t i, length;
+    uint64_t peer;
+    int is_dev;
+
+    for (i = 0; i < iovcnt; ++i) {
+        buffer = iov[i].buffer;
+        length = uct_iov_get_length(&iov[i]);
+        status = uct_gaudi_ipc_map_translate(map, remote_addr, length, &peer);
+        if ((status != UCS_OK) || (length == 0)) {
+            if (status != UCS_OK) {
+                return status;
+            }
+            continue;
+        }
+
+        peer_ptr = (void*)(uintptr_t)peer;
+        is_dev   = uct_gaudi_mem_is_device_address(iface->dev,
+                                                   (uintptr_t)buffer, length);
+        status   = is_put ?
+                   uct_gaudi_bounce_copy(iface->dev, &iface->bounce, peer_ptr,
+                                         1, buffer, is_dev, length) :
+                   uct_gaudi_bounce_copy(iface->dev, &iface->bounce, buffer,
+                                         is_dev, peer_ptr, 1, length);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        remote_addr += length;
+    }
+
+    return UCS_OK;
+}
+
 static ucs_status_t
 uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
                        uint64_t remote_addr, uct_rkey_t rkey,
@@ -220,16 +262,17 @@ uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
             continue;
         }
 
-        local = (uintptr_t)iov[i].buffer;
-        if (!uct_gaudi_mem_is_device_address(iface->dev, local, length)) {
-            ucs_error("gaudi_ipc: local buffer %p+%zu is not Gaudi memory "
-                      "of %s", iov[i].buffer, length, iface->dev->name);
-            return UCS_ERR_INVALID_ADDR;
-        }
-
+        local  = (uintptr_t)iov[i].buffer;
         status = uct_gaudi_ipc_map_translate(map, remote, length, &peer);
         if (status != UCS_OK) {
             return status;
+        }
+
+        if (!uct_gaudi_mem_is_device_address(iface->dev, local, length)) {
+            /* a host buffer (UCP's RMA on a host buffer to the peer's Gaudi
+             * memory): staged and done before returning */
+            return uct_gaudi_ipc_ep_zcopy_host(iface, iov, iovcnt,
+                                               remote_addr, map, is_put);
         }
 
         xfers[count].dst    = is_put ? peer : local;
