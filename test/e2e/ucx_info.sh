@@ -8,6 +8,11 @@ echo "$out" | grep -q 'Memory domain: gaudi_cpy' || fail "no gaudi_cpy MD: $out"
 echo "$out" | grep -q 'Transport: gaudi_copy' || fail "no gaudi_copy transport"
 echo "$out" | grep -qE 'Device: gaudi[01]$' || fail "no gaudi device"
 ok "ucx_info -d lists gaudi_cpy/gaudi_copy on $(echo "$out" | grep -oE 'Device: gaudi[0-9]+' | head -n1)"
+echo "$out" | grep -q 'Memory domain: gaudi_ipc' || fail "no gaudi_ipc MD: $out"
+echo "$out" | grep -q 'Transport: gaudi_ipc' || fail "no gaudi_ipc transport"
+echo "$out" | grep -A3 'Transport: gaudi_ipc' | grep -q 'Device: gaudi_ipc' ||
+    fail "gaudi_ipc transport without its device"
+ok "ucx_info -d lists gaudi_ipc/gaudi_ipc"
 
 out=$(env -u UCX_GAUDI_EMU_DEVICES "$UCX_INFO" -d 2>&1)
 echo "$out" | grep -qi 'gaudi' && fail "gaudi shown without devices: $(echo "$out" | grep -i gaudi)"
@@ -17,16 +22,20 @@ ok "no gaudi device and no warning without the emulator"
 cfg=$("$UCX_INFO" -c -f 2>&1)
 for knob in GAUDI_COPY_BW GAUDI_COPY_LAT GAUDI_COPY_BOUNCE_SIZE \
             GAUDI_COPY_REG_OVERHEAD GAUDI_COPY_RCACHE GAUDI_COPY_MAX_INFLIGHT \
-            GAUDI_COPY_RCACHE_MAX_SIZE GAUDI_EMU_DEVICES GAUDI_DEVICE; do
+            GAUDI_COPY_RCACHE_MAX_SIZE GAUDI_EMU_DEVICES GAUDI_DEVICE \
+            GAUDI_IPC_BW GAUDI_IPC_LAT GAUDI_IPC_OVERHEAD GAUDI_IPC_CACHE \
+            GAUDI_IPC_MAX_INFLIGHT GAUDI_IPC_TIMEOUT GAUDI_IPC_MAX_BCOPY; do
     echo "$cfg" | grep -q "UCX_$knob=" || fail "knob UCX_$knob not listed"
 done
 # every GAUDI_COPY knob is preceded by its help text (a "# <text>" line
 # other than the syntax line, since the previous knob's value)
-echo "$cfg" | awk '/^UCX_/ { if ($0 ~ /^UCX_GAUDI_COPY_/ && !help) { print; bad = 1 }
+echo "$cfg" | awk '/^UCX_/ { if ($0 ~ /^UCX_GAUDI_(COPY|IPC)_/ && !help) { print; bad = 1 }
                              help = 0; next }
                    /^# [A-Za-z"]/ && !/^# syntax:/ { help = 1 }
                    END { exit bad }' > "$UCX_GAUDI_EMU_STATE_DIR/nohelp" ||
     fail "knobs without help text: $(cat "$UCX_GAUDI_EMU_STATE_DIR/nohelp")"
 n=$(echo "$cfg" | grep -c '^UCX_GAUDI_COPY_')
 [ "$n" -ge 10 ] || fail "only $n GAUDI_COPY knobs listed"
-ok "ucx_info -c -f lists the GAUDI_COPY knobs with help text"
+n=$(echo "$cfg" | grep -c '^UCX_GAUDI_IPC_')
+[ "$n" -ge 7 ] || fail "only $n GAUDI_IPC knobs listed"
+ok "ucx_info -c -f lists the GAUDI_COPY and GAUDI_IPC knobs with help text"
