@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job, on an emulated 2-device Gaudi node: show the Gaudi part of
 # `ucx_info -d`, then a UCP application allocates Gaudi memory, UCP detects
-# it by address, and a pattern goes host -> Gaudi -> host intact.
+# it by address, and a pattern goes host -> Gaudi -> host intact; gaudi_copy's
+# bandwidth and latency; and Gaudi -> Gaudi bandwidth between two processes
+# (each owning one device) over gaudi_ipc.
 # Run by contrib/quickstart.sh after the build; may be run again by itself.
 set -euo pipefail
 
@@ -31,7 +33,7 @@ echo
 echo "== gaudi_copy through ucx_perftest on gaudi0 (emulated DMA engine; 4 MiB zcopy, 8 B short)"
 perftest() {  # ARGS...: "avg_latency_usec bandwidth_MBps" of the Final row
     "$PREFIX/bin/ucx_perftest" -l -x gaudi_copy -d gaudi0 "$@" 2>&1 |
-        awk '$1 == "Final:" { print $4, $6 }' | tail -n 1
+        awk '$1 == "Final:" { print $5, $7 }' | tail -n 1
 }
 printf '%-34s %14s %14s\n' "operation" "latency (us)" "bandwidth (MB/s)"
 while read -r name args; do
@@ -43,4 +45,56 @@ D2H_get_zcopy_4MiB   -t get -D zcopy -m host,gaudi -s 4194304 -n 100
 D2D_put_zcopy_4MiB   -t put_bw -D zcopy -m gaudi,gaudi -s 4194304 -n 100
 H2D_put_short_8B     -t put_bw -D short -m host,gaudi -s 8 -n 10000
 D2H_get_short_8B     -t get -D short -m host,gaudi -s 8 -n 10000
+TABLE
+
+echo
+echo "== gaudi_ipc: Gaudi -> Gaudi between two processes, each owning one of the 2 devices"
+echo "   (ucx_perftest server + client on localhost, 4 MiB, -m gaudi,gaudi; the client"
+echo "   writes/reads the server's Gaudi memory through the DMA-BUF it exported; UCP's"
+echo "   ucp_put and tag_bw's rendezvous go the same way)"
+ipc_dev=$("$PREFIX/bin/ucx_info" -d | awk '/Transport: gaudi_ipc$/ { f = 1 }
+                                          f && /Device:/ { print $3; exit }')
+if [ -z "$ipc_dev" ]; then
+    echo "ucx_info -d lists no gaudi_ipc transport" >&2
+    exit 1
+fi
+ipc_out=$(mktemp -d /tmp/ucx-gaudi-main-ipc.XXXXXX)
+trap 'rm -rf "$UCX_GAUDI_EMU_STATE_DIR" "$ipc_out"' EXIT
+listening() {  # PORT: something listens on TCP PORT (waits up to 10 s)
+    local hex
+    hex=$(printf ':%04X ' "$1")
+    for _ in $(seq 100); do
+        awk -v p="$hex" '$4 == "0A" && index($2 " ", p) { f = 1 } END { exit !f }' \
+            /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+perftest2() {  # TLS ARGS...: "avg_latency_usec bandwidth_MBps" of the client's Final
+               # row (its "overall" columns: "average" is the last interval's)
+    local tls=$1 port=$((20000 + RANDOM % 20000)) srv
+    shift
+    UCX_TLS=$tls timeout 120 "$PREFIX/bin/ucx_perftest" "$@" -p "$port" \
+        > "$ipc_out/server" 2>&1 & srv=$!
+    if ! listening "$port" ||
+       ! UCX_TLS=$tls timeout 120 "$PREFIX/bin/ucx_perftest" localhost "$@" -p "$port" \
+             > "$ipc_out/client" 2>&1 ||
+       ! wait $srv; then
+        kill $srv 2>/dev/null || true
+        tail -n 5 "$ipc_out/server" "$ipc_out/client" >&2
+        return 1
+    fi
+    awk '$1 == "Final:" { print $5, $7 }' "$ipc_out/client" | tail -n 1
+}
+printf '%-34s %14s %14s\n' "operation" "latency (us)" "bandwidth (MB/s)"
+while read -r name tls args; do
+    res=$(perftest2 "$tls" $args) ||
+        { echo "$name failed between two processes" >&2; exit 1; }
+    read -r lat bw <<< "$res"
+    printf '%-34s %14.2f %14.1f\n' "$name" "${lat:-nan}" "${bw:-nan}"
+done <<TABLE
+D2D_put_zcopy_4MiB_gaudi_ipc   all  -x gaudi_ipc -d $ipc_dev -t put_bw -D zcopy -m gaudi,gaudi -s 4194304 -n 100
+D2D_get_zcopy_4MiB_gaudi_ipc   all  -x gaudi_ipc -d $ipc_dev -t get -D zcopy -m gaudi,gaudi -s 4194304 -n 100
+UCP_ucp_put_bw_4MiB_gaudi      gaudi_copy,gaudi_ipc,posix,self  -t ucp_put_bw -m gaudi,gaudi -s 4194304 -n 100
+UCP_tag_bw_4MiB_gaudi          gaudi_copy,gaudi_ipc,posix,self  -t tag_bw -m gaudi,gaudi -s 4194304 -n 100
 TABLE

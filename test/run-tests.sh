@@ -4,7 +4,7 @@
 # test failed or a suite could not run.
 #
 # Environment (set by the top-level Makefile): UCX_SRC, PREFIX, UNIT_TEST,
-# EMU_TEST, IPC_TEST, DEMO.
+# EMU_TEST, IPC_TEST, DEMO, IPC_UCP.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,7 +100,8 @@ run_gtest ucx-ucp-gaudi $(emu_env 1) UCX_HANDLE_ERRORS=none -- \
 
 for t in "$here"/test/e2e/*.sh; do
     [ -f "$t" ] || continue
-    run_script "e2e-$(basename "$t" .sh)" env PREFIX="$PREFIX" DEMO="$DEMO" bash "$t"
+    run_script "e2e-$(basename "$t" .sh)" env PREFIX="$PREFIX" DEMO="$DEMO" \
+        IPC_UCP="${IPC_UCP:-}" bash "$t"
 done
 
 echo "$passed passed, $failed failed"

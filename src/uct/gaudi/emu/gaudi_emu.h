@@ -68,8 +68,9 @@ typedef void (*gaudi_emu_fini_func_t)(void);
 /*
  * Accounting of this process's emulated nodes, for tests that check that
  * nothing leaks ("the fd, VA and pinned-memory counts return to their
- * starting values"). Not part of the driver ABI: tests find it with
- * dlsym(RTLD_DEFAULT, GAUDI_EMU_STATS_SYMBOL).
+ * starting values"). Not part of the driver ABI. The base layer loads the
+ * library RTLD_LOCAL, so tests find it with dlopen("libgaudi_emu.so",
+ * RTLD_NOLOAD) and dlsym(handle, GAUDI_EMU_STATS_SYMBOL).
  */
 typedef struct gaudi_emu_stats {
     unsigned contexts;      /* open emulated nodes (compute and control) */

@@ -1,0 +1,168 @@
+# UCP between two processes on a 2-device emulated node (each owns its
+# Gaudi), Gaudi memory at both ends: tag send/recv, RMA put/get into the
+# peer's mapped buffer and AM with rendezvous data received into Gaudi
+# memory, 8 B .. 16 MiB, both directions, byte-exact (gaudi_ipc_ucp).
+#  1. UCX_TLS=gaudi_copy,gaudi_ipc,posix,self: passes; both endpoints have a
+#     gaudi_ipc lane (ucp_ep_print_info and the "ep_cfg" info lines) and the
+#     emulator accounts imports of the peer's DMA-BUF in both processes.
+#  2. The same with the remote-mapping cache off (UCX_GAUDI_IPC_CACHE=n).
+#  3. DMA-BUF import unsupported (UCX_GAUDI_EMU_OOT_IMPORT=n): passes by
+#     staging through host memory; gaudi_ipc has no lane and imports nothing.
+#  4. gaudi_ipc carried the data (gaudi_ipc_ucp -P): the side that does not
+#     move the data stops progressing UCP meanwhile, which only a one-sided
+#     transport survives (UCP's fallbacks need both sides):
+#     tag and AM rendezvous (64 KiB..16 MiB): the receiver gets the data
+#     while the sender idles; RMA put/get: complete (and flush) while the
+#     target idles. Control: without DMA-BUF import (staging) the same check
+#     must fail, or it would prove nothing.
+# Environment: IPC_UCP (the gaudi_ipc_ucp binary; default: next to this
+# script), PREFIX, DEMO (common.bash).
+. "$(dirname "$0")/common.bash"
+IPC_UCP=${IPC_UCP:-$(dirname "$0")/gaudi_ipc_ucp}
+[ -x "$IPC_UCP" ] || fail "no gaudi_ipc_ucp program at $IPC_UCP (set IPC_UCP)"
+export UCX_GAUDI_EMU_DEVICES=2 UCX_TLS=gaudi_copy,gaudi_ipc,posix,self
+dir=$(mktemp -d /tmp/ucx-gaudi-ipc-ucp.XXXXXX)
+trap 'rm -rf "$UCX_GAUDI_EMU_STATE_DIR" "$dir"' EXIT
+all_ops=tag,put,get,am,am_auto
+all_sizes=8,65536,4194304,16777216
+
+# run_pair NAME EXPECTED_PASSES ENV... -- ARGS...: the program as a server
+# and a client (two separate processes, a fresh emulated node, a random
+# port); the client's report is $dir/NAME.client. Fails unless both exit 0
+# with EXPECTED_PASSES "PASS" lines.
+run_pair() {
+    local name=$1 expect=$2 envs=() port srv rc=0 n
+    shift 2
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    port=$((20000 + RANDOM % 20000))
+    rm -rf "$dir/emu"; mkdir "$dir/emu"
+    env "${envs[@]}" UCX_GAUDI_EMU_STATE_DIR="$dir/emu" UCX_LOG_LEVEL=info \
+        timeout 200 "$IPC_UCP" -t 180 -p "$port" "$@" server \
+        > "$dir/$name.server" 2>&1 & srv=$!
+    env "${envs[@]}" UCX_GAUDI_EMU_STATE_DIR="$dir/emu" UCX_LOG_LEVEL=info \
+        timeout 200 "$IPC_UCP" -t 180 -p "$port" "$@" client localhost \
+        > "$dir/$name.client" 2>&1 || rc=$?
+    wait $srv || rc=$((rc ? rc : 100 + $?))
+    echo "--- $name: gaudi_ipc_ucp $* (client report):"
+    grep -vE '^\[[0-9.]+\] \[' "$dir/$name.client" || true
+    echo "--- $name: ep_cfg (UCX info) of client and server:"
+    grep -h 'ep_cfg\[' "$dir/$name.client" "$dir/$name.server" |
+        sed 's/.*INFO *//' | sort | uniq -c || true
+    if grep -q '^FAIL' "$dir/$name.client" || [ "$rc" -ne 0 ]; then
+        echo "--- $name: server output:"
+        grep -vE '^\[[0-9.]+\] \[.*INFO' "$dir/$name.server" | tail -n 30
+        fail "$name: $(grep -c '^FAIL [a-z]' "$dir/$name.client") operation(s)" \
+             "failed (exit status $rc): $(grep -m1 '^FAIL' "$dir/$name.client")"
+    fi
+    grep -q '^PASS: 0 operation(s) failed' "$dir/$name.client" ||
+        fail "$name: no final verdict"
+    n=$(grep -c '^PASS [a-z_]* [0-9]' "$dir/$name.client" || true)
+    [ "$n" -eq "$expect" ] || fail "$name: $n operations passed, expected $expect"
+}
+
+# field NAME LINE KEY: the number KEY=N on the line starting with LINE of
+# the client report of run NAME
+field() {
+    sed -n "s/^$2.*$3=\([0-9-]*\).*/\1/p" "$dir/$1.client" | head -n 1
+}
+
+# run NAME used gaudi_ipc: lanes on both endpoints, imports in both processes
+check_ipc_lanes() {
+    local name=$1 c s
+    c=$(field "$name" 'gaudi_ipc lanes:' client)
+    s=$(field "$name" 'gaudi_ipc lanes:' server)
+    [ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
+        fail "$name: no gaudi_ipc lane (client=$c server=$s)"
+    for side in client server; do
+        grep -h 'ep_cfg\[' "$dir/$name.$side" | grep -q 'gaudi_ipc/' ||
+            fail "$name: the $side's ep_cfg lines show no gaudi_ipc"
+    done
+    ok "$name: both endpoints have a gaudi_ipc lane:" \
+       "$(grep -h '^lane client:.*gaudi_ipc/' "$dir/$name.client" |
+          sed 's/^lane client: *//; s/  */ /g' | paste -sd ';' -)"
+    grep -q '^gaudi_emu import_maps max: unavailable' "$dir/$name.client" &&
+        fail "$name: the emulator does not export gaudi_emu_get_stats"
+    c=$(field "$name" 'gaudi_emu import_maps max:' client)
+    s=$(field "$name" 'gaudi_emu import_maps max:' server)
+    [ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
+        fail "$name: the emulator saw no import (client=$c server=$s)"
+    ok "$name: gaudi_ipc imported the peer's memory in both processes" \
+       "(peak live imports client=$c server=$s)"
+}
+
+check_ipc_unused() {
+    local name=$1 c s
+    c=$(field "$name" 'gaudi_ipc lanes:' client)
+    s=$(field "$name" 'gaudi_ipc lanes:' server)
+    [ "$c" = 0 ] && [ "$s" = 0 ] ||
+        fail "$name: gaudi_ipc lanes without import (client=$c server=$s)"
+    if grep -h 'ep_cfg\[' "$dir/$name.client" "$dir/$name.server" |
+       grep 'gaudi_ipc/'; then
+        fail "$name: ep_cfg lines show gaudi_ipc"
+    fi
+    if ! grep -q '^gaudi_emu import_maps max: unavailable' "$dir/$name.client"
+    then
+        c=$(field "$name" 'gaudi_emu import_maps max:' client)
+        s=$(field "$name" 'gaudi_emu import_maps max:' server)
+        [ "$c" = 0 ] && [ "$s" = 0 ] ||
+            fail "$name: imports happened (client=$c server=$s)"
+    fi
+    ok "$name: gaudi_ipc not used (no lane, no import): UCP staged through host"
+}
+
+# what the emulator still accounts once the endpoints, rkeys and buffers are
+# released (before ucp_cleanup): no import or export may be left
+check_released() {
+    local name=$1 side line
+    for side in client server; do
+        line=$(grep -h "^gaudi_emu after cleanup $side:" "$dir/$name.client")
+        echo "$line" | grep -q 'import_maps=0 .*exports=0' ||
+            fail "$name: imports/exports left after cleanup: $line"
+    done
+    ok "$name: no import or export left in either process after cleanup"
+}
+
+run_pair ipc 40 -- -o "$all_ops" -s "$all_sizes"
+ok "ipc: 40 UCP operations (tag, put, get, am, am_auto x 8 B..16 MiB x" \
+   "both directions) byte-exact between two processes"
+check_ipc_lanes ipc
+check_released ipc
+
+run_pair ipc-nocache 40 UCX_GAUDI_IPC_CACHE=n -- -o "$all_ops" -s "$all_sizes"
+ok "ipc-nocache: 40 UCP operations byte-exact"
+check_ipc_lanes ipc-nocache
+check_released ipc-nocache
+
+run_pair no-import 40 UCX_GAUDI_EMU_OOT_IMPORT=n -- -o "$all_ops" -s "$all_sizes"
+ok "no-import: 40 UCP operations byte-exact without DMA-BUF import"
+check_ipc_unused no-import
+check_released no-import
+
+run_pair onesided-rndv 18 -- -P -o tag,am,am_auto -s 65536,4194304,16777216
+ok "onesided-rndv: tag and AM rendezvous of 64 KiB..16 MiB (both directions)" \
+   "received while the sender did not progress: gaudi_ipc carried the data"
+
+run_pair onesided-rma 12 -- -P -o put,get -s 8,4194304,16777216
+ok "onesided-rma: ucp_put_nbx/ucp_get_nbx of 8 B..16 MiB (both directions)" \
+   "completed while the target did not progress: gaudi_ipc carried the data"
+
+# control: the one-sided check fails when UCP stages (no import)
+port=$((20000 + RANDOM % 20000))
+rm -rf "$dir/emu"; mkdir "$dir/emu"
+ctl=(-t 60 -p "$port" -P -1 -o "tag,put" -s 65536)
+UCX_GAUDI_EMU_OOT_IMPORT=n UCX_GAUDI_EMU_STATE_DIR="$dir/emu" \
+    timeout 90 "$IPC_UCP" "${ctl[@]}" server > "$dir/control.server" 2>&1 &
+srv=$!
+UCX_GAUDI_EMU_OOT_IMPORT=n UCX_GAUDI_EMU_STATE_DIR="$dir/emu" \
+    timeout 90 "$IPC_UCP" "${ctl[@]}" client localhost \
+    > "$dir/control.client" 2>&1 && fail "control: passed while staging"
+wait $srv || true
+echo "--- control (UCX_GAUDI_EMU_OOT_IMPORT=n, -P), failures expected:"
+grep -E '^(PASS|FAIL) [a-z]' "$dir/control.client" | sed 's/^/    expected: /' ||
+    true
+for op in tag put; do
+    grep -q "^FAIL $op 65536 .*not .*one-sided" "$dir/control.client" ||
+        fail "control: $op was not caught by the one-sided check while staging"
+done
+ok "control: with staging (no import) the one-sided check fails, as it must"
