@@ -17,7 +17,7 @@ for test in tag_bw ucp_am_bw ucp_put_bw ucp_get; do
         timeout 120 "$perftest" localhost "${args[@]}" > "$dir/client" 2>&1 ||
             fail "$test $size: client failed: $(tail -n 5 "$dir/client")"
         wait $srv || fail "$test $size: server failed: $(tail -n 5 "$dir/server")"
-        bw=$(awk '$1 == "Final:" { print $6 }' "$dir/client")
+        bw=$(awk '$1 == "Final:" { print $7 }' "$dir/client")
         [ -n "$bw" ] || fail "$test $size: no result: $(cat "$dir/client")"
         ok "$test $size bytes gaudi->gaudi between two processes: $bw MB/s"
         port=$((port + 1))
