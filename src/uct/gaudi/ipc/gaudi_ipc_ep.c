@@ -60,14 +60,12 @@ static ucs_status_t uct_gaudi_ipc_map_translate(const uct_gaudi_ipc_map_t *map,
 
 /* Synchronous copy between @a local (Gaudi memory of this process, or host
  * memory) and the peer's memory */
-static ucs_status_t uct_gaudi_ipc_ep_rma_short(uct_ep_h tl_ep, void *local,
-                                               size_t length,
+static ucs_status_t uct_gaudi_ipc_ep_copy_sync(uct_gaudi_ipc_iface_t *iface,
+                                               uct_gaudi_ipc_map_t *map,
+                                               void *local, size_t length,
                                                uint64_t remote_addr,
-                                               uct_rkey_t rkey, int is_put)
+                                               int is_put)
 {
-    uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_ep->iface,
-                                                  uct_gaudi_ipc_iface_t);
-    uct_gaudi_ipc_map_t *map     = (uct_gaudi_ipc_map_t*)rkey;
     uint64_t remote;
     ucs_status_t status;
     int local_is_dev;
@@ -90,6 +88,17 @@ static ucs_status_t uct_gaudi_ipc_ep_rma_short(uct_ep_h tl_ep, void *local,
            uct_gaudi_bounce_copy(iface->dev, &iface->bounce, local,
                                  local_is_dev, (void*)(uintptr_t)remote, 1,
                                  length);
+}
+
+static ucs_status_t uct_gaudi_ipc_ep_rma_short(uct_ep_h tl_ep, void *local,
+                                               size_t length,
+                                               uint64_t remote_addr,
+                                               uct_rkey_t rkey, int is_put)
+{
+    return uct_gaudi_ipc_ep_copy_sync(ucs_derived_of(tl_ep->iface,
+                                                     uct_gaudi_ipc_iface_t),
+                                      (uct_gaudi_ipc_map_t*)rkey, local,
+                                      length, remote_addr, is_put);
 }
 
 UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ipc_ep_put_short,
@@ -206,36 +215,18 @@ uct_gaudi_ipc_ep_zcopy_host(uct_gaudi_ipc_iface_t *iface, const uct_iov_t *iov,
                             size_t iovcnt, uint64_t remote_addr,
                             uct_gaudi_ipc_map_t *map, int is_put)
 {
-    void *buffer, *peer_ptr;
     ucs_status_t status;
-    size_t i, length;
-    uint64_t peer;
-    int is_dev;
+    size_t i;
 
     for (i = 0; i < iovcnt; ++i) {
-        buffer = iov[i].buffer;
-        length = uct_iov_get_length(&iov[i]);
-        status = uct_gaudi_ipc_map_translate(map, remote_addr, length, &peer);
-        if ((status != UCS_OK) || (length == 0)) {
-            if (status != UCS_OK) {
-                return status;
-            }
-            continue;
-        }
-
-        peer_ptr = (void*)(uintptr_t)peer;
-        is_dev   = uct_gaudi_mem_is_device_address(iface->dev,
-                                                   (uintptr_t)buffer, length);
-        status   = is_put ?
-                   uct_gaudi_bounce_copy(iface->dev, &iface->bounce, peer_ptr,
-                                         1, buffer, is_dev, length) :
-                   uct_gaudi_bounce_copy(iface->dev, &iface->bounce, buffer,
-                                         is_dev, peer_ptr, 1, length);
+        status = uct_gaudi_ipc_ep_copy_sync(iface, map, iov[i].buffer,
+                                            uct_iov_get_length(&iov[i]),
+                                            remote_addr, is_put);
         if (status != UCS_OK) {
             return status;
         }
 
-        remote_addr += length;
+        remote_addr += uct_iov_get_length(&iov[i]);
     }
 
     return UCS_OK;
