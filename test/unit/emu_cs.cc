@@ -112,6 +112,10 @@ TEST_F(emu_cs, validation_gaudi2) {
 
     EXPECT_EQ(0, submit_raw(size, &seq, 0));
     EXPECT_EQ(0, submit_raw(size, &seq, GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0));
+    /* user PDMA streams: PDMA_0_0, PDMA_0_1, PDMA_1_0 only */
+    EXPECT_EQ(EINVAL, submit_raw(size, &seq, GAUDI2_QUEUE_ID_PDMA_0_1 + 1));
+    EXPECT_EQ(EINVAL, submit_raw(size, &seq, GAUDI2_QUEUE_ID_PDMA_1_1));
+    EXPECT_EQ(EINVAL, submit_raw(size, &seq, GAUDI2_QUEUE_ID_PDMA_1_0 + 3));
     EXPECT_EQ(EINVAL, submit_raw(size, &seq, GAUDI2_QUEUE_ID_CPU_PQ));
     EXPECT_EQ(EINVAL, submit_raw(size, &seq, GAUDI2_QUEUE_ID_SIZE));
     EXPECT_EQ(EINVAL, submit_raw(size, &seq, 16));    /* not a DMA queue */
@@ -144,7 +148,7 @@ TEST_F(emu_cs, validation_gaudi2) {
 
     struct hl_info_cs_counters cnt;
     EXPECT_EQ(0, info(m_fd, HL_INFO_CS_COUNTERS, &cnt, sizeof(cnt)));
-    EXPECT_GE(cnt.ctx_validation_drop_cnt, 8u);
+    EXPECT_GE(cnt.ctx_validation_drop_cnt, 11u);
 
     /* the rejected CS took no sequence number */
     EXPECT_EQ(0, submit_raw(size, &seq, 0));
@@ -462,4 +466,40 @@ TEST_F(emu_cs, freed_memory_reads_zero) {
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
     EXPECT_EQ(0, buf[0]);
     EXPECT_EQ(0, buf[8191]);
+}
+
+/* Gaudi2's EDMA engines move data inside the device: a host-range VA (host
+ * memory, or a peer's BAR imported by op 99) faults there; the PCI DMA
+ * engines reach it */
+TEST_F(emu_cs, edma_reaches_only_device_memory) {
+    open_ok();
+
+    const uint32_t edma = GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0;
+    std::vector<uint8_t> host(8192, 3);
+    uint64_t h_va, seq;
+    int err;
+
+    ASSERT_EQ(0, map_host(m_fd, host.data(), host.size(), &h_va));
+    uint64_t a = dev_buffer(1 << 20);
+    uint64_t b = dev_buffer(1 << 20);
+
+    ASSERT_EQ(0, dma(a, b, 4096, &seq, false, edma));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+    ASSERT_EQ(0, dma(0x5a, b, 4096, &seq, true, edma));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+
+    ASSERT_EQ(0, dma(h_va, b, 4096, &seq, false, edma));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+    EXPECT_EQ(EIO, err);
+    ASSERT_EQ(0, dma(a, h_va, 4096, &seq, false, edma));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+    ASSERT_EQ(0, dma(0, h_va, 4096, &seq, true, edma));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+
+    /* the PCI DMA engines reach host memory */
+    ASSERT_EQ(0, dma(h_va, b, 4096, &seq, false, GAUDI2_QUEUE_ID_PDMA_0_0));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+    ASSERT_EQ(0, dma(b, h_va, 4096, &seq, false, GAUDI2_QUEUE_ID_PDMA_1_0));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+    EXPECT_EQ(3, host[100]);
 }

@@ -86,7 +86,8 @@ TEST_F(emu_dmabuf, export_rules) {
     EXPECT_EQ(EINVAL, export_fd(va, 0, 0, &fd));
     EXPECT_EQ(EINVAL, export_fd(va, 100, 0, &fd));           /* not paged */
     EXPECT_EQ(EINVAL, export_fd(va, 4096, 100, &fd));
-    EXPECT_EQ(EINVAL, export_fd(va, 4 << 20, 4096, &fd));    /* too long */
+    EXPECT_EQ(EINVAL, export_fd(va, 640 << 20, 4096, &fd)); /* too long:
+                                                                 one page */
     ASSERT_EQ(0, map_host(m_fd, m_cb, 4096, &hva));
     EXPECT_EQ(EINVAL, export_fd(hva, 4096, 0, &fd));         /* host map */
 
@@ -108,12 +109,19 @@ TEST_F(emu_dmabuf, export_misc_handle_form) {
     m_cfg.abi = UCT_GAUDI_ABI_MISC;
     open_ok();
 
-    uint64_t h;
+    uint64_t h, va;
     int fd;
     ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
     EXPECT_EQ(EINVAL, export_fd(h + 1, 4096, 0, &fd));
     ASSERT_EQ(0, export_fd(h, 4 << 20, 0, &fd));   /* 6.1: the handle */
+
+    /* the export pins the handle, not the VA: UNMAP succeeds, FREE is
+     * refused while the DMA-BUF is referenced */
+    EXPECT_EQ(0, unmap(m_fd, va));
+    EXPECT_EQ(EINVAL, free_handle(m_fd, h));
     close(fd);
+    EXPECT_EQ(0, free_handle(m_fd, h));
 }
 
 TEST_F(emu_dmabuf, export_gaudi1_physical) {
@@ -124,7 +132,7 @@ TEST_F(emu_dmabuf, export_gaudi1_physical) {
     int fd;
     EXPECT_EQ(EINVAL, export_fd(base, 4096, 4096, &fd));     /* offset */
     EXPECT_EQ(EINVAL, export_fd(base - 4096, 4096, 0, &fd));
-    EXPECT_EQ(EINVAL, export_fd(base + (64 << 20), 4096, 0, &fd));
+    EXPECT_EQ(EINVAL, export_fd(base + (4ull << 30), 4096, 0, &fd));
     ASSERT_EQ(0, export_fd(base + 4096, 8192, 0, &fd));
     close(fd);
 }
@@ -296,9 +304,10 @@ TEST_F(emu_dmabuf, memory_outlives_exporter) {
     ASSERT_GE(m_fd, 0);
     struct hl_info_dram_usage usage;
     EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ((64ull - 2) << 20, usage.dram_free_mem);
+    /* one 640 MiB page of the 80 GiB is still held */
+    EXPECT_EQ((80ull << 30) - (640ull << 20), usage.dram_free_mem);
     uint64_t h2;
-    ASSERT_EQ(0, alloc(m_fd, 62ull << 20, &h2));    /* the rest is free */
+    ASSERT_EQ(0, alloc(m_fd, usage.dram_free_mem, &h2)); /* the rest is free */
     EXPECT_EQ(0, free_handle(m_fd, h2));
 
     /* released with the import */
@@ -307,6 +316,6 @@ TEST_F(emu_dmabuf, memory_outlives_exporter) {
     m_fd = open_node(0, false);
     ASSERT_GE(m_fd, 0);
     EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+    EXPECT_EQ(80ull << 30, usage.dram_free_mem);
     EXPECT_EQ(0, m_ops->close(fd1));
 }

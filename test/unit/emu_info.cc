@@ -22,9 +22,10 @@ TEST_F(emu_info, hw_ip_gaudi2) {
     struct hl_info_hw_ip_info hw = hw_ip(fd);
     EXPECT_EQ(0x1020u, hw.device_id);
     EXPECT_EQ(0x1001000000000000ull, hw.dram_base_address);
-    EXPECT_EQ(64ull << 20, hw.dram_size);
-    EXPECT_EQ(2ull << 20, hw.dram_page_size);
-    EXPECT_EQ(2ull << 20, hw.device_mem_alloc_default_page_size);
+    /* 5 functional HBMs: 16 GiB each, pages of 16 x 5 x 8 MiB */
+    EXPECT_EQ(80ull << 30, hw.dram_size);
+    EXPECT_EQ(640ull << 20, hw.dram_page_size);
+    EXPECT_EQ(640ull << 20, hw.device_mem_alloc_default_page_size);
     EXPECT_EQ(1, hw.dram_enabled);
     EXPECT_EQ(1u, hw.module_id);
     EXPECT_EQ(48u << 20, hw.sram_size);
@@ -88,7 +89,7 @@ TEST_F(emu_info, hw_ip_gaudi1) {
     struct hl_info_hw_ip_info hw = hw_ip(fd);
     EXPECT_EQ(0x1000u, hw.device_id);
     EXPECT_EQ(0x20000000ull, hw.dram_base_address);
-    EXPECT_EQ(64ull << 20, hw.dram_size);
+    EXPECT_EQ(4ull << 30, hw.dram_size);
 
     uint64_t orders = 1;
     EXPECT_EQ(0, info(fd, HL_INFO_DEV_MEM_ALLOC_PAGE_SIZES, &orders,
@@ -175,7 +176,7 @@ TEST_F(emu_info, ops) {
     uint64_t orders = 0;
     EXPECT_EQ(0, info(fd, HL_INFO_DEV_MEM_ALLOC_PAGE_SIZES, &orders,
                       sizeof(orders)));
-    EXPECT_TRUE(orders & (2ull << 20));
+    EXPECT_EQ(0u, orders);      /* only the default page is modelled */
 
     struct hl_open_stats_info stats;
     EXPECT_EQ(0, info(fd, HL_INFO_OPEN_STATS, &stats, sizeof(stats)));
@@ -218,23 +219,24 @@ TEST_F(emu_info, dram_usage) {
 
     struct hl_info_dram_usage usage;
     EXPECT_EQ(0, info(fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+    EXPECT_EQ(80ull << 30, usage.dram_free_mem);
     EXPECT_EQ(0u, usage.ctx_dram_mem);
 
     uint64_t handle;
     ASSERT_EQ(0, alloc(fd, 3 << 20, &handle));
     EXPECT_EQ(0, info(fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(60ull << 20, usage.dram_free_mem);   /* rounded to 2 MiB */
-    EXPECT_EQ(4ull << 20, usage.ctx_dram_mem);
+    /* rounded up to a whole 640 MiB page */
+    EXPECT_EQ((80ull << 30) - (640ull << 20), usage.dram_free_mem);
+    EXPECT_EQ(640ull << 20, usage.ctx_dram_mem);
 
     /* the control node sees the device, not a context */
     EXPECT_EQ(0, info(cfd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(60ull << 20, usage.dram_free_mem);
+    EXPECT_EQ((80ull << 30) - (640ull << 20), usage.dram_free_mem);
     EXPECT_EQ(0u, usage.ctx_dram_mem);
 
     EXPECT_EQ(0, m_ops->close(fd));
     EXPECT_EQ(0, info(cfd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+    EXPECT_EQ(80ull << 30, usage.dram_free_mem);
     EXPECT_EQ(0, m_ops->close(cfd));
 }
 
@@ -265,6 +267,11 @@ TEST_F(emu_info, init_rules) {
     cfg.hbm_size    = 1024;
     EXPECT_EQ(-EINVAL, gaudi_emu_init(&cfg, &ops2));
     cfg.hbm_size    = 0;
+    cfg.numa_nodes  = 2;    /* more NUMA nodes than devices */
+    EXPECT_EQ(-EINVAL, gaudi_emu_init(&cfg, &ops2));
+    EXPECT_NE(std::string::npos, std::string(gaudi_emu_last_error()).find(
+            "invalid number of NUMA nodes 2"));
+    cfg.numa_nodes  = 0;
     cfg.state_dir   = "relative/dir";
     EXPECT_EQ(-EINVAL, gaudi_emu_init(&cfg, &ops2));
     EXPECT_EQ(-EINVAL, gaudi_emu_init(NULL, &ops2));

@@ -37,15 +37,17 @@ protected:
 TEST_F(emu_memory, alloc_free) {
     open_ok();
 
+    /* Gaudi2: 80 GiB in pages of 640 MiB, every ALLOC whole pages */
+    const uint64_t page = 640ull << 20, dram = 80ull << 30;
     uint64_t h1, h2, h3;
     ASSERT_EQ(0, alloc(m_fd, 1, &h1));
     EXPECT_GE(h1, 1u);
-    ASSERT_EQ(0, alloc(m_fd, 5 << 20, &h2));
+    ASSERT_EQ(0, alloc(m_fd, page + 1, &h2));
     EXPECT_NE(h1, h2);
 
     EXPECT_EQ(EINVAL, alloc(m_fd, 0, &h3));
-    EXPECT_EQ(ENOMEM, alloc(m_fd, 64ull << 20, &h3));   /* 8 MiB used */
-    EXPECT_EQ(0, alloc(m_fd, 56ull << 20, &h3));         /* exactly fits */
+    EXPECT_EQ(ENOMEM, alloc(m_fd, dram - 2 * page, &h3)); /* 3 pages used */
+    EXPECT_EQ(0, alloc(m_fd, dram - 3 * page, &h3));      /* exactly fits */
     uint64_t h4;
     EXPECT_EQ(ENOMEM, alloc(m_fd, 1, &h4));
 
@@ -61,6 +63,15 @@ TEST_F(emu_memory, page_sizes) {
     open_ok();
 
     uint64_t h, va;
+
+    /* Gaudi2: only its default page is modelled */
+    EXPECT_EQ(EINVAL, alloc(m_fd, 4 << 20, &h, 8 << 20));
+    EXPECT_EQ(0, m_ops->close(m_fd));
+    gaudi_emu_fini();
+
+    /* Gaudi3 offers power-of-2 pages */
+    m_cfg.asic = UCT_GAUDI_ASIC_GAUDI3;
+    open_ok();
     EXPECT_EQ(EINVAL, alloc(m_fd, 4 << 20, &h, 3 << 20));   /* not 2^n */
     EXPECT_EQ(EINVAL, alloc(m_fd, 4 << 20, &h, 4096));      /* not offered */
     ASSERT_EQ(0, alloc(m_fd, 1, &h, 8 << 20));
@@ -102,7 +113,8 @@ TEST_F(emu_memory, map_device) {
 
     /* hints: honoured when aligned and free, else ignored or, with
      * FORCE_HINT, failing */
-    uint64_t hint = hw.dram_base_address + (1ull << 34);
+    uint64_t hint = (hw.dram_base_address / hw.dram_page_size + 100) *
+                    hw.dram_page_size;
     ASSERT_EQ(0, map_device(m_fd, h, &va, hint));
     EXPECT_EQ(hint, va);
     ASSERT_EQ(0, map_device(m_fd, h, &va2, hint));
@@ -210,7 +222,7 @@ TEST_F(emu_memory, close_releases) {
     ASSERT_GE(m_fd, 0);
     struct hl_info_dram_usage usage;
     EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+    EXPECT_EQ(80ull << 30, usage.dram_free_mem);
     /* the old handle is gone */
     EXPECT_EQ(EINVAL, map_device(m_fd, h, &va));
     EXPECT_EQ(EINVAL, free_handle(m_fd, h));
@@ -226,7 +238,7 @@ TEST_F(emu_memory, gaudi1_accounting) {
 
     struct hl_info_dram_usage usage;
     EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(54ull << 20, usage.dram_free_mem);
+    EXPECT_EQ((4ull << 30) - (10ull << 20), usage.dram_free_mem);
     EXPECT_EQ(10ull << 20, usage.ctx_dram_mem);
 
     /* no handles to map */
@@ -235,7 +247,7 @@ TEST_F(emu_memory, gaudi1_accounting) {
     /* FREE carries the size in the handle slot */
     EXPECT_EQ(0, free_handle(m_fd, 10 << 20));
     EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+    EXPECT_EQ(4ull << 30, usage.dram_free_mem);
 
     /* userptr works, in the Gaudi1 host range */
     char buf[100];

@@ -99,6 +99,26 @@ TEST_P(emu_nodes, dev_tree) {
     EXPECT_EQ(ENOENT, errno);
 }
 
+/* Devices on NUMA nodes in consecutive blocks; module IDs stay != indices */
+TEST_P(emu_nodes, numa_placement) {
+    static const char *expect[] = {"0\n", "0\n", "0\n", "1\n", "1\n",
+                                   "1\n", "2\n", "2\n"};
+    char bdf[32];
+
+    m_cfg.num_devices = 8;
+    m_cfg.numa_nodes  = 3;
+    init_ok();
+    for (int dev = 0; dev < 8; ++dev) {
+        snprintf(bdf, sizeof(bdf), "0000:%02x:00.0", 0x33 + dev);
+        EXPECT_EQ(expect[dev], attr(class_dir(dev, false) +
+                                    "/device/numa_node")) << dev;
+        EXPECT_EQ(expect[dev], attr(std::string("/sys/bus/pci/devices/") +
+                                    bdf + "/numa_node")) << dev;
+        EXPECT_EQ(std::to_string(7 - dev) + "\n",
+                  attr(attr_dir(dev) + "/module_id"));
+    }
+}
+
 TEST_P(emu_nodes, sysfs_attrs) {
     init_ok();
 
@@ -375,7 +395,8 @@ TEST_F(emu_exclusive, owner_death_releases_device) {
     EXPECT_EQ(1, stats.is_compute_ctx_active);
     struct hl_info_dram_usage usage;
     EXPECT_EQ(0, info(cfd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ((64ull << 20) - (4ull << 20), usage.dram_free_mem);
+    /* a whole 640 MiB page of the 80 GiB */
+    EXPECT_EQ((80ull << 30) - (640ull << 20), usage.dram_free_mem);
 
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
@@ -384,7 +405,7 @@ TEST_F(emu_exclusive, owner_death_releases_device) {
     ASSERT_GE(fd, 0) << strerror(errno);
     /* what the dead owner allocated was released */
     EXPECT_EQ(0, info(fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
-    EXPECT_EQ(64ull << 20, usage.dram_free_mem);
+    EXPECT_EQ(80ull << 30, usage.dram_free_mem);
     EXPECT_EQ(0u, usage.ctx_dram_mem);
     EXPECT_EQ(0, m_ops->close(fd));
     EXPECT_EQ(0, m_ops->close(cfd));

@@ -45,7 +45,7 @@ protected:
         memset(&m_cfg, 0, sizeof(m_cfg));
         m_cfg.num_devices = 2;
         m_cfg.asic        = UCT_GAUDI_ASIC_GAUDI2;
-        m_cfg.hbm_size    = 64ull << 20;
+        m_cfg.hbm_size    = 0;  /* the ASIC's real size and DRAM page */
         m_cfg.abi         = UCT_GAUDI_ABI_DRM;
         m_cfg.exec        = GAUDI_EMU_EXEC_THREAD;
         m_cfg.state_dir   = m_dir.c_str();

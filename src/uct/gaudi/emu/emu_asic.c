@@ -10,9 +10,11 @@
 
 /*
  * Values marked (S) come from habanalabs-uapi.md sources, the others are
- * emulator choices (documented in docs/emulator.md). DRAM pages are 2 MiB on
- * every ASIC so that small emulated HBM sizes stay usable; the real Gaudi2
- * uses larger, non power-of-2 DRAM pages.
+ * emulator choices (documented in docs/emulator.md). Gaudi2 has the real,
+ * non power-of-2 DRAM page (the unit of every HL_MEM_OP_ALLOC) and the real
+ * HBM size, backed by a sparse file; Gaudi1 has no DRAM MMU (its 2 MiB page
+ * is the granule of the user's own pool) and Gaudi3 (no DMA path) keeps
+ * 2 MiB pages.
  */
 static const emu_asic_t emu_asics[] = {
     {
@@ -25,6 +27,7 @@ static const emu_asic_t emu_asics[] = {
         .dram_base       = 0x20000000ull,                     /* (S) */
         .dram_va_size    = 0,
         .dram_page_size  = 2 * EMU_MB,
+        .hbm_size        = 4 * EMU_GB,
         .alloc_page_size = 2 * EMU_MB,
         .page_orders     = 0,
         .host_va_start   = 0x1000000000000ull,                /* (S) */
@@ -50,9 +53,10 @@ static const emu_asic_t emu_asics[] = {
         /* non-canonical on x86-64: a CPU dereference faults */
         .dram_base       = 0x1001000000000000ull,
         .dram_va_size    = 1ull << 44,
-        .dram_page_size  = 2 * EMU_MB,
-        .alloc_page_size = 2 * EMU_MB,
-        .page_orders     = 0x7FE00000ull,       /* 2 MiB .. 1 GiB */
+        .dram_page_size  = EMU_GAUDI2_DRAM_PAGE,              /* (S) */
+        .hbm_size        = EMU_GAUDI2_HBM_SIZE,               /* (S) */
+        .alloc_page_size = EMU_GAUDI2_DRAM_PAGE,              /* (S) */
+        .page_orders     = 0,   /* only the default page is modelled */
         .host_va_start   = 0xFFF0000000000000ull,             /* (S) */
         .host_va_end     = 0xFFF0800000000000ull,             /* (S) */
         .huge_va_start   = 0xFFF0800000000000ull,             /* (S) */
@@ -76,6 +80,7 @@ static const emu_asic_t emu_asics[] = {
         .dram_base       = 0x1001000000000000ull,
         .dram_va_size    = 1ull << 44,
         .dram_page_size  = 2 * EMU_MB,
+        .hbm_size        = 4 * EMU_GB,
         .alloc_page_size = 2 * EMU_MB,
         .page_orders     = 0x7FE00000ull,
         .host_va_start   = 0xFF70000000000000ull,             /* (S) */
@@ -126,16 +131,35 @@ static emu_queue_type_t emu_asic_gaudi1_queue(uint32_t q)
     return EMU_QUEUE_INVALID;
 }
 
-static emu_queue_type_t emu_asic_gaudi2_queue(uint32_t q)
+/*
+ * Gaudi2 user DMA queues: PDMA_0_0, PDMA_0_1 and PDMA_1_0 (the driver keeps
+ * the other PDMA streams), and the 4 streams of each EDMA engine enabled in
+ * edma_enabled_mask (engine 2 * dcore + n is DCOREx_EDMA_n_*)
+ */
+static emu_queue_type_t emu_asic_gaudi2_queue(const emu_asic_t *asic,
+                                              uint32_t q)
 {
-    if ((q <= GAUDI2_QUEUE_ID_DCORE0_EDMA_1_3) ||
-        ((q >= GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0) &&
-         (q <= GAUDI2_QUEUE_ID_DCORE1_EDMA_1_3)) ||
-        ((q >= GAUDI2_QUEUE_ID_DCORE2_EDMA_0_0) &&
-         (q <= GAUDI2_QUEUE_ID_DCORE2_EDMA_1_3)) ||
-        ((q >= GAUDI2_QUEUE_ID_DCORE3_EDMA_0_0) &&
-         (q <= GAUDI2_QUEUE_ID_DCORE3_EDMA_1_3))) {
+    static const uint32_t dcore_edma[] = {
+        GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0, GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0,
+        GAUDI2_QUEUE_ID_DCORE2_EDMA_0_0, GAUDI2_QUEUE_ID_DCORE3_EDMA_0_0
+    };
+    unsigned engine;
+
+    if ((q == GAUDI2_QUEUE_ID_PDMA_0_0) || (q == GAUDI2_QUEUE_ID_PDMA_0_1) ||
+        (q == GAUDI2_QUEUE_ID_PDMA_1_0)) {
         return EMU_QUEUE_HW_USER;
+    }
+
+    for (engine = 0; engine < 2 * emu_array_size(dcore_edma); ++engine) {
+        if ((q >= dcore_edma[engine / 2] + 4 * (engine % 2)) &&
+            (q < dcore_edma[engine / 2] + 4 * (engine % 2) + 4)) {
+            return (asic->edma_mask & (1u << engine)) ? EMU_QUEUE_HW_USER :
+                                                        EMU_QUEUE_INVALID;
+        }
+    }
+
+    if (q < GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0) {
+        return EMU_QUEUE_INVALID;   /* a PDMA stream the driver keeps */
     } else if (q == GAUDI2_QUEUE_ID_CPU_PQ) {
         return EMU_QUEUE_CPU;
     } else if (q < GAUDI2_QUEUE_ID_SIZE) {
@@ -145,13 +169,19 @@ static emu_queue_type_t emu_asic_gaudi2_queue(uint32_t q)
     return EMU_QUEUE_INVALID;
 }
 
+int emu_asic_queue_reaches_pcie(const emu_asic_t *asic, uint32_t queue)
+{
+    return (asic->asic != UCT_GAUDI_ASIC_GAUDI2) ||
+           (queue < GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0);
+}
+
 emu_queue_type_t emu_asic_queue_type(const emu_asic_t *asic, uint32_t queue)
 {
     switch (asic->asic) {
     case UCT_GAUDI_ASIC_GAUDI1:
         return emu_asic_gaudi1_queue(queue);
     case UCT_GAUDI_ASIC_GAUDI2:
-        return emu_asic_gaudi2_queue(queue);
+        return emu_asic_gaudi2_queue(asic, queue);
     default:
         return EMU_QUEUE_INVALID;
     }

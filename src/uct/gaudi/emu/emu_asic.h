@@ -9,6 +9,15 @@
 
 #include "emu_common.h"
 
+/*
+ * Gaudi2 device memory pages (gaudi2_set_dram_properties): a 8 MiB basic
+ * page per functional HBM, times 16 for a TLB workaround, so 640 MiB with
+ * 5 functional HBMs (HL-225); dram_size = 16 GiB per functional HBM.
+ */
+#define EMU_GAUDI2_NUM_HBM    5
+#define EMU_GAUDI2_DRAM_PAGE  (16ull * EMU_GAUDI2_NUM_HBM * 8 * EMU_MB)
+#define EMU_GAUDI2_HBM_SIZE   (EMU_GAUDI2_NUM_HBM * 16 * EMU_GB)
+
 /* How the emulator treats a CS queue index */
 typedef enum {
     EMU_QUEUE_INVALID = 0,  /* out of range / not public: EINVAL         */
@@ -30,6 +39,7 @@ typedef struct emu_asic {
     uint64_t         dram_base;         /* DRAM VA start or phys base */
     uint64_t         dram_va_size;      /* size of the DRAM VA range  */
     uint64_t         dram_page_size;
+    uint64_t         hbm_size;          /* default emulated HBM size  */
     uint64_t         alloc_page_size;   /* default ALLOC page size    */
     uint64_t         page_orders;       /* DEV_MEM_ALLOC_PAGE_SIZES   */
     uint64_t         host_va_start;     /* userptr range, 4 KiB pages */
@@ -49,5 +59,9 @@ typedef struct emu_asic {
 const emu_asic_t *emu_asic_get(uct_gaudi_asic_t asic);
 
 emu_queue_type_t emu_asic_queue_type(const emu_asic_t *asic, uint32_t queue);
+
+/* Whether the DMA engine of @queue reaches PCIe (host memory, peers' BARs):
+ * PCI DMA engines do; Gaudi2's EDMA engines move data inside the device */
+int emu_asic_queue_reaches_pcie(const emu_asic_t *asic, uint32_t queue);
 
 #endif

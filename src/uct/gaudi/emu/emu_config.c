@@ -39,6 +39,12 @@ static int emu_config_check(const gaudi_emu_config_t *config,
         return -EINVAL;
     }
 
+    if (config->numa_nodes > config->num_devices) {
+        emu_error("invalid number of NUMA nodes %u (0..%u, the number of "
+                  "devices)", config->numa_nodes, config->num_devices);
+        return -EINVAL;
+    }
+
     if (asic == NULL) {
         emu_error("invalid emulated ASIC %d", (int)config->asic);
         return -EINVAL;
@@ -57,10 +63,11 @@ static int emu_config_check(const gaudi_emu_config_t *config,
 
     if ((hbm_size < 2 * asic->dram_page_size) ||
         (hbm_size > EMU_MAX_HBM_SIZE)) {
-        emu_error("invalid HBM size %llu (%llu..%llu bytes)",
-                  (unsigned long long)hbm_size,
+        emu_error("invalid HBM size %llu (%llu..%llu bytes: at least two "
+                  "DRAM pages of %llu bytes)", (unsigned long long)hbm_size,
                   (unsigned long long)(2 * asic->dram_page_size),
-                  (unsigned long long)EMU_MAX_HBM_SIZE);
+                  (unsigned long long)EMU_MAX_HBM_SIZE,
+                  (unsigned long long)asic->dram_page_size);
         return -EINVAL;
     }
 
@@ -82,25 +89,37 @@ static int emu_config_check(const gaudi_emu_config_t *config,
     return emu_config_check_model(config);
 }
 
+/* The configured HBM size, or the ASIC's real one */
+static uint64_t emu_config_hbm_size(const gaudi_emu_config_t *config,
+                                    const emu_asic_t *asic)
+{
+    return (config->hbm_size != 0) ? config->hbm_size : asic->hbm_size;
+}
+
 int emu_config_load(const gaudi_emu_config_t *config)
 {
     const emu_asic_t *asic = emu_asic_get(config->asic);
     uint64_t hbm_size;
     int ret;
 
-    hbm_size = (config->hbm_size != 0) ? config->hbm_size :
-                                         EMU_DEFAULT_HBM_SIZE;
+    if (asic == NULL) {
+        emu_error("invalid emulated ASIC %d", (int)config->asic);
+        return -EINVAL;
+    }
+
+    hbm_size = emu_config_hbm_size(config, asic);
     ret      = emu_config_check(config, asic, hbm_size);
     if (ret != 0) {
         return ret;
     }
 
     memset(&emu_g, 0, sizeof(emu_g));
-    emu_g.cfg       = *config;
-    emu_g.cfg.asic  = asic->asic;
-    emu_g.asic      = asic;
-    emu_g.hbm_size  = hbm_size;
-    emu_g.dram_size = emu_align_down(hbm_size, asic->dram_page_size);
+    emu_g.cfg            = *config;
+    emu_g.cfg.asic       = asic->asic;
+    emu_g.cfg.numa_nodes = emu_max(config->numa_nodes, 1);
+    emu_g.asic           = asic;
+    emu_g.hbm_size       = hbm_size;
+    emu_g.dram_size      = emu_align_down(hbm_size, asic->dram_page_size);
 
     snprintf(emu_g.faults, sizeof(emu_g.faults), "%s",
              (config->faults != NULL) ? config->faults : "");
@@ -124,9 +143,13 @@ static int emu_config_str_same(const char *a, const char *b)
 int emu_config_same(const gaudi_emu_config_t *config)
 {
     const emu_asic_t *asic = emu_asic_get(config->asic);
-    uint64_t hbm_size = (config->hbm_size != 0) ? config->hbm_size :
-                                                  EMU_DEFAULT_HBM_SIZE;
+    uint64_t hbm_size;
 
+    if (asic == NULL) {
+        return 0;
+    }
+
+    hbm_size = emu_config_hbm_size(config, asic);
     return (config->num_devices == emu_g.cfg.num_devices) &&
            (asic == emu_g.asic) && (hbm_size == emu_g.hbm_size) &&
            (config->abi == emu_g.cfg.abi) &&
@@ -134,6 +157,7 @@ int emu_config_same(const gaudi_emu_config_t *config)
            (config->exec == emu_g.cfg.exec) &&
            (config->bandwidth == emu_g.cfg.bandwidth) &&
            (config->latency == emu_g.cfg.latency) &&
+           (emu_max(config->numa_nodes, 1) == emu_g.cfg.numa_nodes) &&
            emu_config_str_same(config->state_dir, emu_g.cfg.state_dir) &&
            emu_config_str_same(config->faults, emu_g.cfg.faults);
 }

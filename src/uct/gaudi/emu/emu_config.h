@@ -9,7 +9,6 @@
 
 #include "emu_common.h"
 
-#define EMU_DEFAULT_HBM_SIZE   (4ull << 30)
 #define EMU_MAX_HBM_SIZE       (1ull << 40)
 
 /* Validate @config and load it into emu_g; -EINVAL with a message */

@@ -166,6 +166,10 @@ static int emu_cs_queue_full(emu_ctx_t *ctx)
     }
 
     old = &ctx->ring[(seq - EMU_CS_MAX_INFLIGHT) % EMU_CS_WINDOW];
+    if ((old->state == EMU_CS_DONE) && (old->done_ns <= ctx->active_ns)) {
+        return 0;   /* done before the last call: no clock read needed */
+    }
+
     return emu_exec_status(ctx, old, emu_now_ns()) == HL_WAIT_CS_STATUS_BUSY;
 }
 

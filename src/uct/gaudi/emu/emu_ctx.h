@@ -78,13 +78,14 @@ typedef enum {
 } emu_cs_state_t;
 
 typedef struct emu_cs {
-    struct emu_cs  *next;     /* worker FIFO link                    */
+    struct emu_cs  *next;     /* execution FIFO link                 */
     uint64_t       seq;
     emu_cs_state_t state;
     uint32_t       status;    /* HL_WAIT_CS_STATUS_* once DONE       */
     int            timestamp; /* HL_CS_FLAGS_TIMESTAMP               */
     int            fault;     /* emu_cs_fault_t                      */
     uint64_t       epoch;     /* device reset epoch at submission    */
+    uint64_t       submit_ns; /* when it was accepted                */
     uint64_t       done_ns;   /* modelled completion time            */
     unsigned       num_jobs;
     emu_job_t      *jobs;
@@ -115,10 +116,14 @@ typedef struct emu_ctx {
     uint64_t        last_done_ns;
     int             restored;
     emu_cs_t        *ring;       /* EMU_CS_WINDOW entries               */
-    emu_cs_t        *fifo_head;
+    emu_cs_t        *fifo_head;  /* accepted, not executed: in order    */
     emu_cs_t        *fifo_tail;
-    pthread_t       worker;
+    int             executing;   /* a thread runs a CS (one at a time)  */
+    uint64_t        active_ns;   /* last CS or WAIT_CS on this context  */
+    pthread_t       worker;      /* runs what nobody polls (emu_exec.c) */
+    pthread_cond_t  worker_cond; /* wakes the worker (CLOCK_MONOTONIC)  */
     int             worker_running;
+    int             worker_idle; /* waits for a CS, not for a deadline  */
     int             stop;
     struct emu_dmabuf *dmabufs;  /* DMA-BUFs exported by this context   */
     int             eventfd;     /* REGISTER_EVENTFD, -1 if none        */

@@ -292,6 +292,24 @@ int emu_dmabuf_exported(emu_ctx_t *ctx, uint64_t va)
     return exported;
 }
 
+int emu_dmabuf_range_exported(emu_ctx_t *ctx, uint64_t offset,
+                               uint64_t length)
+{
+    emu_dmabuf_desc_t desc;
+    emu_dmabuf_t *buf;
+
+    for (buf = ctx->dmabufs; buf != NULL; buf = buf->next) {
+        if ((emu_dmabuf_parse(buf->name, &desc) == 0) &&
+            (desc.offset < offset + length) &&
+            (offset < desc.offset + desc.length) &&
+            emu_dmabuf_alive(buf->name)) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
 unsigned emu_dmabuf_count_alive(emu_ctx_t *ctx)
 {
     emu_dmabuf_t *buf;

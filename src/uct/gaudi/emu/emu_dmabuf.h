@@ -18,6 +18,11 @@ int emu_dmabuf_import(emu_ctx_t *ctx, union hl_mem_args *args);
 /* Is the DRAM mapping at @va exported (UNMAP must fail)? ctx->lock held */
 int emu_dmabuf_exported(emu_ctx_t *ctx, uint64_t va);
 
+/* Does a live DMA-BUF of this context hold HBM backing bytes
+ * [offset, offset + length)? ctx->lock held */
+int emu_dmabuf_range_exported(emu_ctx_t *ctx, uint64_t offset,
+                              uint64_t length);
+
 /* Number of this context's exported DMA-BUFs still referenced by anybody
  * (the exporter's fd or an importer); ctx->lock held */
 unsigned emu_dmabuf_count_alive(emu_ctx_t *ctx);

@@ -13,9 +13,28 @@
 #include "emu_pkt.h"
 #include "emu_va.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/*
+ * Who executes a CS (docs/emulator.md, "Execution"):
+ *
+ * - the thread that waits for it: WAIT_CS runs the queued CSs of its context
+ *   up to the one it waits for, in order, before it looks at the status. A
+ *   process that polls its completions therefore never waits for another
+ *   thread to be scheduled: on a loaded machine (two polling processes on
+ *   two cores) a separate engine thread would get a CPU only at the next
+ *   scheduler tick, and every completion would measure the scheduler.
+ * - the context's worker thread, for CSs that nobody polls: it takes the
+ *   oldest queued CS once neither a submission nor a WAIT_CS happened on
+ *   the context for GAUDI_EMU_EXEC_GRACE_NS, so data still moves (and
+ *   HW_IDLE turns true) without a poller, but the worker never competes
+ *   with a poller.
+ *
+ * Exactly one thread executes at a time (ctx->executing), always the oldest
+ * queued CS, so CSs complete in submission order whoever runs them.
+ */
 
 
 static void emu_exec_notify_one(emu_ctx_t *ctx, void *arg)
@@ -28,21 +47,15 @@ void emu_exec_notify(int dev, uint64_t events)
     emu_fd_foreach(dev, emu_exec_notify_one, &events);
 }
 
-/* Read a user CB through the device MMU */
+/* Read a user CB through the device MMU into @buf */
 static int emu_exec_read_cb(emu_ctx_t *ctx, uint64_t va, uint32_t size,
-                            uint8_t **buf_p)
+                            uint8_t *buf)
 {
     uint64_t done = 0, avail;
-    uint8_t *buf, *ptr;
-
-    buf = malloc(size);
-    if (buf == NULL) {
-        return -ENOMEM;
-    }
+    uint8_t *ptr;
 
     while (done < size) {
         if (emu_va_translate(ctx, va + done, &ptr, &avail) != 0) {
-            free(buf);
             return -EFAULT;
         }
         avail = emu_min(avail, (uint64_t)size - done);
@@ -50,26 +63,39 @@ static int emu_exec_read_cb(emu_ctx_t *ctx, uint64_t va, uint32_t size,
         done += avail;
     }
 
-    *buf_p = buf;
     return 0;
 }
+
+/* A user CB small enough to read on the stack (the transports' CBs are a
+ * few packets); larger ones are read into the heap */
+#define EMU_EXEC_CB_STACK  1024
 
 static int emu_exec_job(emu_ctx_t *ctx, const emu_job_t *job,
                         emu_pkt_stats_t *stats)
 {
+    uint8_t stack_buf[EMU_EXEC_CB_STACK];
     uint8_t *buf;
     int ret;
 
     if (job->copy != NULL) {
-        return emu_pkt_run(ctx, job->copy, job->size, stats);
+        return emu_pkt_run(ctx, job->queue, job->copy, job->size, stats);
     }
 
-    ret = emu_exec_read_cb(ctx, job->cb_va, job->size, &buf);
+    /* the packets are read when the CS executes, as the engine fetches
+     * them: a user CB may still be written after the submission */
+    buf = (job->size <= sizeof(stack_buf)) ? stack_buf : malloc(job->size);
+    if (buf == NULL) {
+        return -ENOMEM;
+    }
+
+    ret = emu_exec_read_cb(ctx, job->cb_va, job->size, buf);
     if (ret == 0) {
-        ret = emu_pkt_run(ctx, buf, job->size, stats);
+        ret = emu_pkt_run(ctx, job->queue, buf, job->size, stats);
+    }
+
+    if (buf != stack_buf) {
         free(buf);
     }
-
     return ret;
 }
 
@@ -116,10 +142,6 @@ static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
     return HL_WAIT_CS_STATUS_COMPLETED;
 }
 
-/* How long an idle worker looks for more work before it sleeps */
-#define EMU_EXEC_SPIN_NS  50000ull
-
-
 static uint64_t emu_exec_model_ns(uint64_t bytes)
 {
     double ns = emu_g.cfg.latency * 1e9;
@@ -131,24 +153,38 @@ static uint64_t emu_exec_model_ns(uint64_t bytes)
     return (uint64_t)ns;
 }
 
-/* Execute @cs and publish its completion; ctx->lock held on entry and exit
- * (dropped while the DMA runs) */
-static void emu_exec_one(emu_ctx_t *ctx, emu_cs_t *cs)
+/* Take the oldest queued CS, execute it and publish its completion;
+ * returns the time it ended. ctx->lock held on entry and exit (dropped while
+ * the DMA runs); the caller checked that a CS is queued and nobody else
+ * executes. */
+static uint64_t emu_exec_next(emu_ctx_t *ctx)
 {
     emu_shm_dev_t *sdev = ctx->sdev;
     emu_pkt_stats_t stats = {0};
-    uint64_t start;
+    emu_cs_t *cs = ctx->fifo_head;
+    uint64_t start, end;
     uint32_t status;
+
+    ctx->fifo_head = cs->next;
+    if (ctx->fifo_head == NULL) {
+        ctx->fifo_tail = NULL;
+    }
+    ctx->executing = 1;
 
     pthread_mutex_unlock(&ctx->lock);
     status = emu_exec_run(ctx, cs, &stats);
+    end    = emu_now_ns();
     pthread_mutex_lock(&ctx->lock);
 
-    start             = emu_max(emu_now_ns(), ctx->last_done_ns);
-    cs->done_ns       = start + emu_exec_model_ns(stats.bytes);
+    /* The modelled engine starts a CS when it is submitted and the one
+     * before it is done; the emulator's own copy time overlaps that, so a
+     * CS executed late (nobody polled) is not charged the model again */
+    start             = emu_max(cs->submit_ns, ctx->last_done_ns);
+    cs->done_ns       = emu_max(start + emu_exec_model_ns(stats.bytes), end);
     ctx->last_done_ns = cs->done_ns;
     cs->status        = status;
     cs->state         = EMU_CS_DONE;
+    ctx->executing    = 0;
     emu_exec_free_jobs(cs);
 
     __atomic_store_n(&sdev->last_done_ns, cs->done_ns, __ATOMIC_RELAXED);
@@ -160,88 +196,128 @@ static void emu_exec_one(emu_ctx_t *ctx, emu_cs_t *cs)
     }
 
     pthread_cond_broadcast(&ctx->cond);
+    return end;
 }
 
-/* Wait a little for the next CS without sleeping: a stream of submissions
- * then costs no thread wake-up each, like a busy engine that fetches the
- * next CB at once. ctx->lock held on entry and exit. */
-static void emu_exec_spin(emu_ctx_t *ctx)
+/* Execute queued CSs up to @seq, in order, unless another thread is
+ * executing (it then signals ctx->cond after each CS); returns the time
+ * the last one ended, @now if none ran. ctx->lock held. */
+static uint64_t emu_exec_run_until(emu_ctx_t *ctx, uint64_t seq,
+                                   uint64_t now)
 {
-    uint64_t deadline = emu_now_ns() + EMU_EXEC_SPIN_NS;
-
-    pthread_mutex_unlock(&ctx->lock);
-    while ((__atomic_load_n(&ctx->fifo_head, __ATOMIC_ACQUIRE) == NULL) &&
-           !__atomic_load_n(&ctx->stop, __ATOMIC_ACQUIRE) &&
-           (emu_now_ns() < deadline)) {
-        sched_yield();
+    while (!ctx->executing && (ctx->fifo_head != NULL) &&
+           (ctx->fifo_head->seq <= seq)) {
+        now = emu_exec_next(ctx);
     }
-    pthread_mutex_lock(&ctx->lock);
+
+    return now;
 }
 
+uint64_t emu_exec_poll(emu_ctx_t *ctx, uint64_t seq, uint64_t now)
+{
+    ctx->active_ns = now;
+    return emu_exec_run_until(ctx, seq, now);
+}
+
+static void emu_exec_timedwait(pthread_cond_t *cond, pthread_mutex_t *lock,
+                               uint64_t deadline_ns)
+{
+    struct timespec ts;
+
+    ts.tv_sec  = deadline_ns / 1000000000ull;
+    ts.tv_nsec = deadline_ns % 1000000000ull;
+    pthread_cond_timedwait(cond, lock, &ts);
+}
+
+/* Executes what nobody polls: sleeps while the queue is empty, and leaves
+ * a queued CS to the pollers for GAUDI_EMU_EXEC_GRACE_NS after the
+ * context's last activity */
 static void *emu_exec_worker(void *arg)
 {
     emu_ctx_t *ctx = arg;
-    emu_cs_t *cs;
+    uint64_t due;
 
     pthread_mutex_lock(&ctx->lock);
-    for (;;) {
-        if ((ctx->fifo_head == NULL) && !ctx->stop) {
-            emu_exec_spin(ctx);
-        }
-
-        while ((ctx->fifo_head == NULL) && !ctx->stop) {
-            pthread_cond_wait(&ctx->cond, &ctx->lock);
-        }
-
-        cs = ctx->fifo_head;
-        if (cs == NULL) {
-            break;          /* stopped and drained */
-        }
-
-        ctx->fifo_head = cs->next;
+    while (!ctx->stop) {
         if (ctx->fifo_head == NULL) {
-            ctx->fifo_tail = NULL;
+            ctx->worker_idle = 1;
+            pthread_cond_wait(&ctx->worker_cond, &ctx->lock);
+            ctx->worker_idle = 0;
+            continue;
         }
 
-        if (ctx->stop) {
-            /* the context is closing: what did not run is aborted */
-            cs->fault = EMU_CS_FAULT_ABORT;
+        due = ctx->active_ns + GAUDI_EMU_EXEC_GRACE_NS;
+        if (ctx->executing || (emu_now_ns() < due)) {
+            emu_exec_timedwait(&ctx->worker_cond, &ctx->lock,
+                               ctx->executing ?
+                               emu_now_ns() + GAUDI_EMU_EXEC_GRACE_NS : due);
+            continue;
         }
-        emu_exec_one(ctx, cs);
+
+        emu_exec_next(ctx);
     }
     pthread_mutex_unlock(&ctx->lock);
 
     return NULL;
 }
 
+static int emu_exec_start_worker(emu_ctx_t *ctx)
+{
+    pthread_condattr_t attr;
+    int ret;
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&ctx->worker_cond, &attr);
+    pthread_condattr_destroy(&attr);
+
+    ret = pthread_create(&ctx->worker, NULL, emu_exec_worker, ctx);
+    if (ret != 0) {
+        pthread_cond_destroy(&ctx->worker_cond);
+        return -ret;
+    }
+
+    ctx->worker_running = 1;
+    return 0;
+}
+
 int emu_exec_submit(emu_ctx_t *ctx, emu_cs_t *cs)
 {
     int ret;
 
-    __atomic_add_fetch(&ctx->sdev->cs_queued, 1, __ATOMIC_RELAXED);
-
-    if (emu_g.cfg.exec == GAUDI_EMU_EXEC_INLINE) {
-        emu_exec_one(ctx, cs);
-        return 0;
-    }
-
-    if (!ctx->worker_running) {
-        ret = pthread_create(&ctx->worker, NULL, emu_exec_worker, ctx);
+    if ((emu_g.cfg.exec == GAUDI_EMU_EXEC_THREAD) && !ctx->worker_running) {
+        ret = emu_exec_start_worker(ctx);
         if (ret != 0) {
-            __atomic_sub_fetch(&ctx->sdev->cs_queued, 1, __ATOMIC_RELAXED);
-            return -ret;
+            return ret;
         }
-        ctx->worker_running = 1;
     }
 
-    cs->next = NULL;
+    __atomic_add_fetch(&ctx->sdev->cs_queued, 1, __ATOMIC_RELAXED);
+    cs->submit_ns  = emu_now_ns();
+    ctx->active_ns = cs->submit_ns;
+    cs->next       = NULL;
     if (ctx->fifo_tail != NULL) {
         ctx->fifo_tail->next = cs;
     } else {
         ctx->fifo_head = cs;
     }
     ctx->fifo_tail = cs;
-    pthread_cond_broadcast(&ctx->cond);
+
+    if (emu_g.cfg.exec == GAUDI_EMU_EXEC_INLINE) {
+        /* done before the ioctl returns (after a CS another thread is
+         * executing, if any) */
+        while (cs->state == EMU_CS_QUEUED) {
+            if (ctx->executing) {
+                pthread_cond_wait(&ctx->cond, &ctx->lock);
+            } else {
+                emu_exec_run_until(ctx, cs->seq, cs->submit_ns);
+            }
+        }
+    } else if (ctx->worker_idle) {
+        /* start the worker's grace period (a sleeping worker only) */
+        pthread_cond_signal(&ctx->worker_cond);
+    }
+
     return 0;
 }
 
@@ -270,13 +346,25 @@ void emu_exec_stop(emu_ctx_t *ctx)
 
     pthread_mutex_lock(&ctx->lock);
     ctx->stop = 1;
-    pthread_cond_broadcast(&ctx->cond);
+    if (ctx->worker_running) {
+        pthread_cond_signal(&ctx->worker_cond);
+    }
     pthread_mutex_unlock(&ctx->lock);
 
     if (ctx->worker_running) {
         pthread_join(ctx->worker, NULL);
+        pthread_cond_destroy(&ctx->worker_cond);
         ctx->worker_running = 0;
     }
+
+    /* the context is closing (no call uses it): what did not run is
+     * aborted */
+    pthread_mutex_lock(&ctx->lock);
+    while (ctx->fifo_head != NULL) {
+        ctx->fifo_head->fault = EMU_CS_FAULT_ABORT;
+        emu_exec_next(ctx);
+    }
+    pthread_mutex_unlock(&ctx->lock);
 
     for (i = 0; (ctx->ring != NULL) && (i < EMU_CS_WINDOW); ++i) {
         emu_exec_free_jobs(&ctx->ring[i]);

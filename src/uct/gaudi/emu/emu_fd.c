@@ -123,6 +123,26 @@ emu_ctx_t *emu_fd_get(int fd, int *err_p)
     return ctx;
 }
 
+emu_ctx_t *emu_fd_get_trusted(int fd, int *err_p)
+{
+    emu_ctx_t *ctx = NULL;
+
+    if (fd >= 0) {
+        pthread_mutex_lock(&emu_fds.lock);
+        if ((size_t)fd < emu_fds.size) {
+            ctx = emu_fds.table[fd];
+        }
+        if ((ctx != NULL) && !emu_fd_is_foreign(ctx)) {
+            ++ctx->refs;
+            pthread_mutex_unlock(&emu_fds.lock);
+            return ctx;
+        }
+        pthread_mutex_unlock(&emu_fds.lock);
+    }
+
+    return emu_fd_get(fd, err_p);
+}
+
 void emu_fd_put(emu_ctx_t *ctx)
 {
     pthread_mutex_lock(&emu_fds.lock);

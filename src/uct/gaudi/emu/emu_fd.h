@@ -17,6 +17,12 @@ int emu_fd_insert(emu_ctx_t *ctx);
  * an open fd, or a context inherited over fork) or ENOTTY (not ours) */
 emu_ctx_t *emu_fd_get(int fd, int *err_p);
 
+/* emu_fd_get() for the ioctl path: an fd found in the table is trusted
+ * without an fstat() of its identity (2 us a call in a VM, a third of an
+ * emulated CS round trip); see "Known differences" in docs/emulator.md.
+ * Any other fd gets emu_fd_get()'s checks and errors. */
+emu_ctx_t *emu_fd_get_trusted(int fd, int *err_p);
+
 void emu_fd_put(emu_ctx_t *ctx);
 
 /* Unlink the context of @fd once no call uses it; NULL if none. Contexts

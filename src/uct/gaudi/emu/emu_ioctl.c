@@ -105,7 +105,7 @@ int emu_ioctl(int fd, unsigned long request, void *arg)
     emu_ctx_t *ctx;
     int err, ret;
 
-    ctx = emu_fd_get(fd, &err);
+    ctx = emu_fd_get_trusted(fd, &err);
     if (ctx == NULL) {
         return emu_fail(err);
     }

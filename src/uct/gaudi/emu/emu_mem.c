@@ -86,15 +86,23 @@ static int emu_mem_free(emu_ctx_t *ctx, union hl_mem_args *args)
     }
 
     emu_state_lock(ctx->sdev);
+    pthread_mutex_lock(&ctx->lock);
     alloc = emu_hbm_find(ctx->sdev, args->in.free.handle);
     if ((alloc == NULL) || (alloc->owner != ctx->id)) {
         ret = -EINVAL;
     } else if (alloc->map_count != 0) {
         ret = -EINVAL;          /* "handle is mapped, cannot free" */
+    } else if ((emu_g.cfg.abi == UCT_GAUDI_ABI_MISC) &&
+               emu_dmabuf_range_exported(ctx, emu_hbm_offset(alloc),
+                                         alloc->size)) {
+        /* 6.1 exports the handle: "handle is exported, cannot free" while
+         * the DMA-BUF is referenced (the UNMAP before it succeeded) */
+        ret = -EINVAL;
     } else {
         ctx->dram_mem -= emu_min(ctx->dram_mem, alloc->size);
         emu_hbm_free(ctx->dev, ctx->sdev, alloc);
     }
+    pthread_mutex_unlock(&ctx->lock);
     emu_state_unlock(ctx->sdev);
 
     return ret;
@@ -241,6 +249,22 @@ static int emu_mem_unmap(emu_ctx_t *ctx, union hl_mem_args *args)
     return ret;
 }
 
+/* dev_err lines the real driver writes for this process's calls */
+static unsigned emu_mem_log_errors;
+
+unsigned emu_mem_kernel_log_errors(void)
+{
+    return __atomic_load_n(&emu_mem_log_errors, __ATOMIC_RELAXED);
+}
+
+/* An op the driver does not know: EINVAL, and upstream's hl_mem_ioctl
+ * writes "Unknown opcode for memory IOCTL" to the kernel log */
+static int emu_mem_unknown_op(void)
+{
+    __atomic_add_fetch(&emu_mem_log_errors, 1, __ATOMIC_RELAXED);
+    return -EINVAL;
+}
+
 int emu_mem_ioctl(emu_ctx_t *ctx, union hl_mem_args *args)
 {
     if (!emu_dev_operational(ctx->sdev)) {
@@ -260,10 +284,16 @@ int emu_mem_ioctl(emu_ctx_t *ctx, union hl_mem_args *args)
     case HL_MEM_OP_EXPORT_DMABUF_FD:
         return emu_dmabuf_export(ctx, args);
     case UCT_GAUDI_MEM_OP_REG_DMABUF_FD:
-        return emu_g.cfg.oot_import ? emu_dmabuf_import(ctx, args) :
-                                      -EINVAL;
+        /* only the out-of-tree driver has it, and it speaks the DRM
+         * generation */
+        return (emu_g.cfg.oot_import &&
+                (emu_g.cfg.abi == UCT_GAUDI_ABI_DRM)) ?
+               emu_dmabuf_import(ctx, args) : emu_mem_unknown_op();
+    case HL_MEM_OP_MAP_BLOCK:
+    case HL_MEM_OP_TS_ALLOC:
+        return -EINVAL;         /* real ops, not modelled */
     default:
-        return -EINVAL;         /* incl. MAP_BLOCK, TS_ALLOC: not modelled */
+        return emu_mem_unknown_op();
     }
 }
 

@@ -171,9 +171,25 @@ static int emu_pkt_copy(emu_ctx_t *ctx, uint64_t src, uint64_t dst,
     return 0;
 }
 
-static int emu_pkt_lin_dma(emu_ctx_t *ctx, const uint8_t *p,
+/* Whether [addr, addr + size) is on the device itself (HBM or SRAM) */
+static int emu_pkt_on_device(uint64_t addr, uint64_t size)
+{
+    const emu_asic_t *asic = emu_g.asic;
+    uint64_t dram_end      = asic->dram_base +
+                             (asic->dram_vm ? asic->dram_va_size :
+                                              emu_g.dram_size);
+    uint64_t sram_end      = asic->sram_base + asic->sram_size;
+
+    return ((addr >= asic->dram_base) && (addr < dram_end) &&
+            (size <= dram_end - addr)) ||
+           ((addr >= asic->sram_base) && (addr < sram_end) &&
+            (size <= sram_end - addr));
+}
+
+static int emu_pkt_lin_dma(emu_ctx_t *ctx, uint32_t queue, const uint8_t *p,
                            emu_pkt_stats_t *stats)
 {
+    int memset_op;
     struct uct_gaudi_pkt_lin_dma pkt;
     uint64_t dst;
     int ret;
@@ -189,7 +205,17 @@ static int emu_pkt_lin_dma(emu_ctx_t *ctx, const uint8_t *p,
     }
 
     /* the MEMSET bit is bit 4 on both Gaudi1 and Gaudi2 */
-    if (pkt.ctl & UCT_GAUDI2_LIN_DMA_MEMSET) {
+    memset_op = !!(pkt.ctl & UCT_GAUDI2_LIN_DMA_MEMSET);
+
+    /* an engine inside the device (Gaudi2 EDMA) has no path to PCIe: host
+     * memory and peers' BARs (PMMU VAs) fault, as the MMU would */
+    if (!emu_asic_queue_reaches_pcie(emu_g.asic, queue) &&
+        (!emu_pkt_on_device(dst, pkt.tsize) ||
+         (!memset_op && !emu_pkt_on_device(pkt.src_addr, pkt.tsize)))) {
+        return -EFAULT;
+    }
+
+    if (memset_op) {
         ret = emu_pkt_memset(ctx, dst, pkt.src_addr, pkt.tsize);
         emu_pkt_account(stats, 0, dst, pkt.tsize);
     } else {
@@ -222,8 +248,8 @@ static int emu_pkt_msg_long(emu_ctx_t *ctx, const uint8_t *p)
     return emu_va_in_device_range(msg.addr) ? -EFAULT : 0;
 }
 
-int emu_pkt_run(emu_ctx_t *ctx, const uint8_t *buf, size_t len,
-                emu_pkt_stats_t *stats)
+int emu_pkt_run(emu_ctx_t *ctx, uint32_t queue, const uint8_t *buf,
+                size_t len, emu_pkt_stats_t *stats)
 {
     size_t off = 0, size;
     int ret = 0;
@@ -240,7 +266,7 @@ int emu_pkt_run(emu_ctx_t *ctx, const uint8_t *buf, size_t len,
 
         switch (emu_pkt_opcode(buf + off)) {
         case UCT_GAUDI_PKT_LIN_DMA:
-            ret = emu_pkt_lin_dma(ctx, buf + off, stats);
+            ret = emu_pkt_lin_dma(ctx, queue, buf + off, stats);
             break;
         case UCT_GAUDI_PKT_MSG_LONG:
             ret = emu_pkt_msg_long(ctx, buf + off);

@@ -20,9 +20,10 @@ typedef struct {
  * forbidden packet, -EINVAL for an unknown one or one running past the end */
 int emu_pkt_validate_gaudi1(const uint8_t *buf, size_t len);
 
-/* Execute a CB: -EFAULT if a DMA touches an unmapped device address,
- * -EINVAL on a packet the emulator cannot execute */
-int emu_pkt_run(emu_ctx_t *ctx, const uint8_t *buf, size_t len,
-                emu_pkt_stats_t *stats);
+/* Execute a CB on queue @queue: -EFAULT if a DMA touches an unmapped device
+ * address or one the queue's engine cannot reach, -EINVAL on a packet the
+ * emulator cannot execute */
+int emu_pkt_run(emu_ctx_t *ctx, uint32_t queue, const uint8_t *buf,
+                size_t len, emu_pkt_stats_t *stats);
 
 #endif

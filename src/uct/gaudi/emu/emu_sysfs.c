@@ -122,6 +122,11 @@ unsigned emu_sys_module_id(int dev)
     return emu_g.cfg.num_devices - 1 - dev;
 }
 
+unsigned emu_sys_numa_node(int dev)
+{
+    return dev * emu_g.cfg.numa_nodes / emu_g.cfg.num_devices;
+}
+
 static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
 {
     emu_shm_dev_t *sdev = emu_state_dev(dev);
@@ -142,7 +147,7 @@ static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
     case EMU_ATTR_HARD_RESET_CNT:
         return snprintf(buf, max, "%u\n", sdev->hard_reset_cnt);
     case EMU_ATTR_NUMA_NODE:
-        return snprintf(buf, max, "0\n");
+        return snprintf(buf, max, "%u\n", emu_sys_numa_node(dev));
     case EMU_ATTR_LOCAL_CPULIST:
         return snprintf(buf, max, "0-%ld\n",
                         emu_max(sysconf(_SC_NPROCESSORS_CONF), 1) - 1);

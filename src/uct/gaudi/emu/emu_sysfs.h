@@ -51,6 +51,9 @@ void emu_sys_node_path(int dev, int control, char *buf, size_t max);
 /* HW_IP_INFO.module_id == sysfs module_id of device @dev */
 unsigned emu_sys_module_id(int dev);
 
+/* sysfs numa_node of device @dev: consecutive blocks per NUMA node */
+unsigned emu_sys_numa_node(int dev);
+
 int emu_sys_exists(const char *path);
 
 int emu_sys_list_dir(const char *path, uct_gaudi_drv_dir_cb_t cb, void *arg);

@@ -55,7 +55,7 @@ int emu_va_reserve(const emu_va_t *va, uint64_t start, uint64_t end,
         return -ENOMEM;
     }
 
-    addr = start;
+    addr = emu_align_up(start, align);
     for (i = emu_va_lower(va, start); i < va->count; ++i) {
         if (va->maps[i].va >= end) {
             break;

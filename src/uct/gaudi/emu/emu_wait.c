@@ -30,12 +30,15 @@ static void emu_wait_until(emu_ctx_t *ctx, uint64_t deadline_ns)
     pthread_cond_timedwait(&ctx->cond, &ctx->lock, &ts);
 }
 
-/* Status of @seq, waiting up to @deadline (ctx->lock held) */
-static uint32_t emu_wait_seq(emu_ctx_t *ctx, uint64_t seq, uint64_t deadline,
-                             int *gone, const emu_cs_t **cs_p)
+/* Status of @seq, waiting up to @deadline (ctx->lock held). The waiter
+ * executes what is queued up to @seq itself (emu_exec.c says why); it
+ * sleeps only while the modelled time runs or another thread executes. */
+static uint32_t emu_wait_seq(emu_ctx_t *ctx, uint64_t seq, uint64_t now,
+                             uint64_t deadline, int *gone,
+                             const emu_cs_t **cs_p)
 {
     const emu_cs_t *cs;
-    uint64_t now, wake;
+    uint64_t wake;
     uint32_t status;
 
     *gone = 0;
@@ -48,7 +51,7 @@ static uint32_t emu_wait_seq(emu_ctx_t *ctx, uint64_t seq, uint64_t deadline,
     cs    = &ctx->ring[seq % EMU_CS_WINDOW];
     *cs_p = cs;
     for (;;) {
-        now    = emu_now_ns();
+        now    = emu_exec_poll(ctx, seq, now);
         status = emu_exec_status(ctx, cs, now);
         if ((status != HL_WAIT_CS_STATUS_BUSY) || (now >= deadline)) {
             return status;
@@ -59,6 +62,7 @@ static uint32_t emu_wait_seq(emu_ctx_t *ctx, uint64_t seq, uint64_t deadline,
             wake = emu_min(wake, cs->done_ns);
         }
         emu_wait_until(ctx, wake);
+        now = emu_now_ns();
     }
 }
 
@@ -74,10 +78,8 @@ static int emu_wait_errno(uint32_t status)
     }
 }
 
-static uint64_t emu_wait_deadline(uint64_t timeout_us)
+static uint64_t emu_wait_deadline(uint64_t timeout_us, uint64_t now)
 {
-    uint64_t now = emu_now_ns();
-
     if (timeout_us > (UINT64_MAX - now) / 1000) {
         return UINT64_MAX;
     }
@@ -88,7 +90,8 @@ static uint64_t emu_wait_deadline(uint64_t timeout_us)
 static int emu_wait_single(emu_ctx_t *ctx, union hl_wait_cs_args *args)
 {
     uint64_t seq      = args->in.seq;
-    uint64_t deadline = emu_wait_deadline(args->in.timeout_us);
+    uint64_t now      = emu_now_ns();
+    uint64_t deadline = emu_wait_deadline(args->in.timeout_us, now);
     const emu_cs_t *cs;
     uint32_t status;
     int gone, ret;
@@ -99,7 +102,7 @@ static int emu_wait_single(emu_ctx_t *ctx, union hl_wait_cs_args *args)
         return -EINVAL;             /* never submitted */
     }
 
-    status = emu_wait_seq(ctx, seq, deadline, &gone, &cs);
+    status = emu_wait_seq(ctx, seq, now, deadline, &gone, &cs);
 
     memset(args, 0, sizeof(*args));
     args->out.status = status;
@@ -141,7 +144,7 @@ static int emu_wait_multi(emu_ctx_t *ctx, union hl_wait_cs_args *args)
         return ret;
     }
 
-    deadline = emu_wait_deadline(args->in.timeout_us);
+    deadline = emu_wait_deadline(args->in.timeout_us, emu_now_ns());
     pthread_mutex_lock(&ctx->lock);
     for (i = 0; i < len; ++i) {
         if ((seqs[i] == 0) || (seqs[i] >= ctx->next_seq)) {
@@ -152,7 +155,8 @@ static int emu_wait_multi(emu_ctx_t *ctx, union hl_wait_cs_args *args)
 
     for (;;) {
         for (i = 0; (i < len) && (ret == 0); ++i) {
-            status = emu_wait_seq(ctx, seqs[i], 0, &gone, &cs);
+            status = emu_wait_seq(ctx, seqs[i], emu_now_ns(), 0, &gone,
+                                  &cs);
             map   |= (status == HL_WAIT_CS_STATUS_COMPLETED) << i;
             ret    = emu_wait_errno(status);
         }

@@ -22,8 +22,13 @@
 
 #define GAUDI_EMU_INIT_SYMBOL "gaudi_emu_init"
 
+/* In thread mode, a CS is executed by the thread that waits for it
+ * (WAIT_CS); the context's worker thread executes it only after the context
+ * saw no CS and no WAIT_CS for this long (docs/emulator.md, "Execution") */
+#define GAUDI_EMU_EXEC_GRACE_NS 1000000ull
+
 typedef enum {
-    GAUDI_EMU_EXEC_THREAD = 0, /* CS complete on a worker thread (default) */
+    GAUDI_EMU_EXEC_THREAD = 0, /* CS run by its waiter or a worker (default) */
     GAUDI_EMU_EXEC_INLINE = 1  /* CS complete inside the CS ioctl */
 } gaudi_emu_exec_t;
 
@@ -38,6 +43,8 @@ typedef struct gaudi_emu_config {
     double            latency;      /* modelled CS latency seconds, 0 = none */
     const char       *state_dir;    /* NULL: default per-user directory */
     const char       *faults;       /* fault injection spec, NULL/"" none */
+    unsigned          numa_nodes;   /* devices spread over this many NUMA
+                                       nodes in blocks; 0 = 1 */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
@@ -80,6 +87,9 @@ typedef struct gaudi_emu_stats {
     unsigned cb_maps;       /* kernel CBs mapped into the device MMU */
     unsigned exports;       /* DMA-BUFs exported by this process, alive */
     uint64_t pinned_bytes;  /* bytes of host memory mapped by userptr */
+    unsigned kernel_log_errors; /* dev_err lines the real driver would have
+                                   written to the kernel log for this
+                                   process's calls (unknown memory op) */
 } gaudi_emu_stats_t;
 
 int gaudi_emu_get_stats(gaudi_emu_stats_t *stats);

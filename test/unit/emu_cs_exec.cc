@@ -1,0 +1,326 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "emu_cs_test.h"
+
+#include <sched.h>
+#include <time.h>
+
+/*
+ * Who executes a CS (docs/emulator.md, "Execution"): the thread that waits
+ * for it, in submission order; the worker thread only what nobody polls for
+ * GAUDI_EMU_EXEC_GRACE_NS. Order, abort, reset, timeout and the timing model
+ * with and without a poller.
+ */
+
+class emu_cs_exec : public emu_cs_test {
+protected:
+    enum { SLOT = 64, BUF = 64 * 1024 };
+
+    virtual void SetUp()
+    {
+        emu_cs_test::SetUp();
+        for (int i = 0; i < 3; ++i) {
+            m_host[i].assign(BUF, 0);
+        }
+    }
+
+    static uint64_t now_ns()
+    {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+    }
+
+    /* Open the node and map three host buffers; buffer 0 gets a pattern */
+    void open_buffers()
+    {
+        open_ok();
+        for (int i = 0; i < 3; ++i) {
+            ASSERT_EQ(0, map_host(m_fd, m_host[i].data(), BUF, &m_host_va[i]));
+        }
+        for (size_t i = 0; i < BUF; ++i) {
+            m_host[0][i] = (uint8_t)(i * 7 + 3);
+        }
+    }
+
+    /* One LIN_DMA in CB slot @slot: every CS queued at once needs its own
+     * packets, since a user CB is read when the CS executes */
+    int copy(unsigned slot, uint64_t src, uint64_t dst, uint32_t size,
+             uint64_t *seq)
+    {
+        struct uct_gaudi_pkt_lin_dma pkt = lin_dma(src, dst, size, false,
+                                                   false);
+
+        memcpy((uint8_t*)m_cb + slot * SLOT, &pkt, sizeof(pkt));
+        return submit_raw(sizeof(pkt), seq, 0, 0, -1,
+                          m_cb_va + slot * SLOT);
+    }
+
+    bool hw_idle()
+    {
+        struct hl_info_hw_idle idle;
+
+        memset(&idle, 0, sizeof(idle));
+        EXPECT_EQ(0, info(m_fd, HL_INFO_HW_IDLE, &idle, sizeof(idle)));
+        return idle.is_idle;
+    }
+
+    /* Poll HW_IDLE (which is no WAIT_CS) until the device is idle, at most
+     * @timeout_ns; returns the time it took */
+    uint64_t wait_idle(uint64_t timeout_ns)
+    {
+        uint64_t t0 = now_ns();
+
+        while (!hw_idle() && (now_ns() - t0 < timeout_ns)) {
+            usleep(100);
+        }
+        return now_ns() - t0;
+    }
+
+    bool moved(int i, size_t size) const
+    {
+        return memcmp(m_host[0].data(), m_host[i].data(), size) == 0;
+    }
+
+    std::vector<uint8_t> m_host[3];
+    uint64_t             m_host_va[3];
+};
+
+
+class emu_cs_exec_mode : public emu_cs_exec,
+                         public ::testing::WithParamInterface<
+                                 gaudi_emu_exec_t> {
+protected:
+    virtual void SetUp()
+    {
+        emu_cs_exec::SetUp();
+        m_cfg.exec = GetParam();
+    }
+};
+
+/* CS 2 reads what CS 1 wrote and CS 3 what CS 2 wrote: waiting for the last
+ * only runs all three, in order */
+TEST_P(emu_cs_exec_mode, waiter_runs_the_queue_in_order) {
+    open_buffers();
+    uint64_t dev = dev_buffer(2 << 20);
+    uint64_t seq[3];
+
+    ASSERT_EQ(0, copy(0, m_host_va[0], dev, BUF, &seq[0]));
+    ASSERT_EQ(0, copy(1, dev, dev + BUF, BUF, &seq[1]));
+    ASSERT_EQ(0, copy(2, dev + BUF, m_host_va[1], BUF, &seq[2]));
+
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq[2]));
+    EXPECT_TRUE(moved(1, BUF));
+
+    struct hl_wait_cs_out out;
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(0, wait(seq[i], 0, &out));
+        EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(exec, emu_cs_exec_mode,
+                         ::testing::Values(GAUDI_EMU_EXEC_THREAD,
+                                           GAUDI_EMU_EXEC_INLINE));
+
+/* The CS ioctl returns before the data moves: nothing runs it until a
+ * WAIT_CS, or the worker after the grace time */
+TEST_F(emu_cs_exec, cs_returns_before_the_data_moves) {
+    open_buffers();
+    int checked = 0;
+
+    for (unsigned i = 0; (i < 20) && (checked < 3); ++i) {
+        uint64_t seq, t0 = now_ns();
+
+        m_host[0][0] = (uint8_t)(i + 1);
+        ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], 8, &seq));
+        bool early = moved(1, 8);
+        if (now_ns() - t0 < GAUDI_EMU_EXEC_GRACE_NS) {
+            /* (a slower check, on a busy machine, proves nothing) */
+            EXPECT_FALSE(early) << "iteration " << i;
+            ++checked;
+        }
+        EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+        EXPECT_TRUE(moved(1, 8));
+    }
+    EXPECT_GT(checked, 0) << "no submission was checked within the grace";
+}
+
+/* Nobody polls: the worker runs the CS once the grace time has passed */
+TEST_F(emu_cs_exec, unpolled_cs_completes) {
+    open_buffers();
+    uint64_t seq;
+
+    ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], BUF, &seq));
+    uint64_t took = wait_idle(5000000000ull);
+
+    EXPECT_TRUE(hw_idle());
+    EXPECT_GE(took + 200000, GAUDI_EMU_EXEC_GRACE_NS);
+    EXPECT_TRUE(moved(1, BUF));
+
+    struct hl_wait_cs_out out;
+    EXPECT_EQ(0, wait(seq, 0, &out));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+}
+
+/* The poller and the engine share one CPU: a completion must not wait for
+ * the scheduler to run another thread (it used to take a tick per CS) */
+TEST_F(emu_cs_exec, poller_on_a_shared_cpu) {
+    cpu_set_t old_set, one;
+
+    ASSERT_EQ(0, sched_getaffinity(0, sizeof(old_set), &old_set));
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &old_set)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    }
+    /* before the first CS: the worker thread inherits the affinity */
+    ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+    open_buffers();
+
+    const int count = 200;
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < count; ++i) {
+        struct hl_wait_cs_out out;
+        uint64_t seq;
+
+        ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], 8, &seq));
+        do {
+            ASSERT_EQ(0, wait(seq, 0, &out));   /* a pure poll, as UCT's */
+        } while (out.status == HL_WAIT_CS_STATUS_BUSY);
+        ASSERT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+    }
+    uint64_t took = now_ns() - t0;
+    sched_setaffinity(0, sizeof(old_set), &old_set);
+
+    /* a few us each; 1 ms each would be a scheduler tick per CS */
+    EXPECT_LT(took, count * 500000ull) << took / count << " ns per CS";
+}
+
+/* Closing the context aborts what nobody ran yet: its data never moves */
+TEST_F(emu_cs_exec, close_aborts_queued) {
+    open_buffers();
+    int checked = 0;
+
+    for (unsigned i = 0; (i < 20) && (checked < 2); ++i) {
+        uint64_t seq, t0 = now_ns();
+
+        ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], BUF, &seq));
+        ASSERT_EQ(0, m_ops->close(m_fd));
+        m_fd = -1;
+        if (now_ns() - t0 < GAUDI_EMU_EXEC_GRACE_NS) {
+            EXPECT_FALSE(moved(1, BUF)) << "iteration " << i;
+            ++checked;
+        }
+
+        /* whatever happened, the device is free again and works */
+        m_host[1].assign(BUF, 0);
+        free(m_cb);
+        m_cb = NULL;
+        open_buffers();
+    }
+    EXPECT_GT(checked, 0) << "no close was checked within the grace";
+}
+
+/* An injected abort in the middle of the queue: the waiter for a later CS
+ * runs all of them; the aborted one moved nothing, the others did */
+TEST_F(emu_cs_exec, abort_in_the_queue) {
+    m_cfg.faults = "cs_abort:2";
+    open_buffers();
+    uint64_t seq[3];
+    int err;
+
+    ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], 4096, &seq[0]));
+    ASSERT_EQ(0, copy(1, m_host_va[0], m_host_va[2], 4096, &seq[1]));
+    ASSERT_EQ(0, copy(2, m_host_va[0] + 4096, m_host_va[1] + 4096, 4096,
+                      &seq[2]));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq[2]));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq[1], &err));
+    EXPECT_EQ(EIO, err);
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq[0]));
+
+    EXPECT_TRUE(moved(1, 8192));
+    EXPECT_EQ(std::vector<uint8_t>(BUF, 0), m_host[2]);
+}
+
+/* A reset while a CS is queued: whoever runs it later finds the new epoch
+ * and aborts it without moving data */
+TEST_F(emu_cs_exec, reset_aborts_queued) {
+    /* ioctls: #1 the CB MAP of open_ok(), #2..#4 the buffers, #5 the CS */
+    m_cfg.faults = "reset:5";
+    open_buffers();
+    uint64_t seq;
+    int err;
+
+    ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], BUF, &seq));
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_IN_RESET, dev_status(m_fd));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+    EXPECT_EQ(EIO, err);
+    EXPECT_EQ(std::vector<uint8_t>(BUF, 0), m_host[1]);
+}
+
+/* A WAIT_CS that times out while the modelled time runs: BUSY, rc 0, after
+ * about its timeout; the waiter already moved the data */
+TEST_F(emu_cs_exec, wait_times_out_while_modelled) {
+    m_cfg.latency = 0.3;
+    open_buffers();
+    struct hl_wait_cs_out out;
+    uint64_t seq;
+
+    uint64_t t0 = now_ns();
+    ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], BUF, &seq));
+    EXPECT_EQ(0, wait(seq, 20000, &out));
+    uint64_t took = now_ns() - t0;
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_BUSY, out.status);
+    EXPECT_GE(took, 20000000ull);
+    EXPECT_LT(took, 300000000ull);
+    EXPECT_TRUE(moved(1, BUF));
+
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+    EXPECT_GE(now_ns() - t0, 300000000ull);
+}
+
+/* The model with a poller: each CS takes its latency after the previous
+ * one, whoever executes it */
+TEST_F(emu_cs_exec, timing_model_with_a_poller) {
+    m_cfg.latency = 0.05;
+    open_buffers();
+    uint64_t seq[3];
+
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0; i < 3; ++i) {
+        ASSERT_EQ(0, copy(i, m_host_va[0], m_host_va[1], 64, &seq[i]));
+    }
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq[2]));
+    EXPECT_GE(now_ns() - t0, 150000000ull);
+}
+
+/* The model without a poller: the device is busy for the modelled time
+ * from the submission (HW_IDLE), and a CS polled only after that time is
+ * complete at once */
+TEST_F(emu_cs_exec, timing_model_without_a_poller) {
+    m_cfg.latency = 0.1;
+    open_buffers();
+    struct hl_wait_cs_out out;
+    uint64_t seq;
+
+    uint64_t t0 = now_ns();
+    ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], BUF, &seq));
+    usleep(30000);
+    EXPECT_FALSE(hw_idle());
+    wait_idle(5000000000ull);
+    EXPECT_GE(now_ns() - t0, 100000000ull);
+    EXPECT_TRUE(moved(1, BUF));
+
+    uint64_t t1 = now_ns();
+    EXPECT_EQ(0, wait(seq, 0, &out));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+    EXPECT_LT(now_ns() - t1, 50000000ull);
+}
