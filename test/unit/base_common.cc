@@ -87,7 +87,14 @@ void set_emu_env(unsigned num_devices, const state_dir &dir, const char *asic,
     setenv("UCX_GAUDI_EMU_ASIC", asic, 1);
     setenv("UCX_GAUDI_EMU_ABI", abi, 1);
     setenv("UCX_GAUDI_EMU_EXEC", exec, 1);
-    setenv("UCX_GAUDI_EMU_HBM_SIZE", "256m", 1);
+    /* the ASIC's real HBM and DRAM page (Gaudi2: 80 GiB in 640 MiB pages) */
+    unsetenv("UCX_GAUDI_EMU_HBM_SIZE");
+    /* the device assignment must not depend on the launcher of the tests */
+    for (const char **var = uct_gaudi_assign_rank_vars; *var != NULL; ++var) {
+        unsetenv(*var);
+    }
+    unsetenv("HLS_MODULE_ID");
+    unsetenv("HABANA_VISIBLE_MODULES");
 }
 
 static ucs_log_func_rc_t

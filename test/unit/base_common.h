@@ -22,6 +22,7 @@
 #endif
 
 extern "C" {
+#include <uct/gaudi/base/gaudi_assign.h>
 #include <uct/gaudi/base/gaudi_base.h>
 #include <uct/gaudi/base/gaudi_dma.h>
 #include <uct/gaudi/base/gaudi_err.h>
@@ -68,7 +69,8 @@ pid_t start_child(const std::function<void()> &fn, unsigned timeout_sec = 300);
 void wait_child(pid_t pid, const char *what);
 
 
-/* Environment of an emulated node (call in the child, before init) */
+/* Environment of an emulated node (call in the child, before init), without
+ * any variable of the device assignment rules */
 void set_emu_env(unsigned num_devices, const state_dir &dir,
                  const char *asic = "gaudi2", const char *abi = "drm",
                  const char *exec = "thread");

@@ -37,12 +37,19 @@ static void check_discovery(const char *asic_name, uct_gaudi_asic_t asic,
         EXPECT_EQ(asic != UCT_GAUDI_ASIC_GAUDI3, !!info->usable);
         EXPECT_EQ(12u, strlen(info->bus_id)) << info->bus_id;
         EXPECT_NE(UCS_SYS_DEVICE_ID_UNKNOWN, info->sys_dev);
-        EXPECT_STREQ(("GAUDI_" + std::to_string(i)).c_str(),
+        /* ucx_info -d prints it: the module ID is visible there */
+        EXPECT_STREQ(("GAUDI_" + std::to_string(i) + " module " +
+                      std::to_string(1 - i)).c_str(),
                      ucs_topo_sys_device_get_name(info->sys_dev));
         EXPECT_EQ((numa_available() >= 0) ? 0 : -1, info->numa_node);
         EXPECT_EQ(dram_base, info->dram_base);
-        EXPECT_EQ(256ull << 20, info->dram_size);
-        EXPECT_NE(0u, info->alloc_page_size);
+        /* the real sizes: Gaudi2 80 GiB in pages of 640 MiB */
+        EXPECT_EQ((asic == UCT_GAUDI_ASIC_GAUDI2) ? (80ull << 30) :
+                                                    (4ull << 30),
+                  info->dram_size);
+        EXPECT_EQ((asic == UCT_GAUDI_ASIC_GAUDI2) ? (640ull << 20) :
+                                                    (2ull << 20),
+                  info->alloc_page_size);
 
         uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_COMPUTE, i, path,
                                   sizeof(path));
@@ -102,11 +109,13 @@ TEST(base_discovery, mapping_table_env) {
         EXPECT_EQ(1, info->minor);
         EXPECT_EQ(0u, info->index);
         EXPECT_STREQ("gaudi0", info->name);
-        EXPECT_STREQ("GAUDI_0", ucs_topo_sys_device_get_name(info->sys_dev));
+        EXPECT_STREQ("GAUDI_0 module 0",
+                     ucs_topo_sys_device_get_name(info->sys_dev));
         info = uct_gaudi_base_device(1);
         EXPECT_EQ(0, info->minor);
         EXPECT_STREQ("gaudi1", info->name);
-        EXPECT_STREQ("GAUDI_1", ucs_topo_sys_device_get_name(info->sys_dev));
+        EXPECT_STREQ("GAUDI_1 module 1",
+                     ucs_topo_sys_device_get_name(info->sys_dev));
     });
 }
 
@@ -222,5 +231,47 @@ TEST(base_discovery, cleanup_and_reinit) {
         ASSERT_EQ(1u, uct_gaudi_base_num_devices());
         EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_base_device(0)->asic);
         EXPECT_EQ(UCT_GAUDI_ABI_MISC, uct_gaudi_ioctl_abi());
+    });
+}
+
+/* The emulator's NUMA placement reaches discovery, also for nodes this host
+ * does not have */
+TEST(base_discovery, emulated_numa_nodes) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        static const int expect[] = {0, 0, 1, 1, 2};
+        unsigned i;
+
+        set_emu_env(5, dir);
+        setenv("UCX_GAUDI_EMU_NUMA_NODES", "3", 1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(5u, uct_gaudi_base_num_devices());
+        for (i = 0; i < 5; ++i) {
+            EXPECT_EQ(expect[i], uct_gaudi_base_device(i)->numa_node) << i;
+        }
+    });
+}
+
+TEST(base_discovery, bad_numa_config) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        log_capture log;
+
+        set_emu_env(2, dir);
+        setenv("UCX_GAUDI_EMU_NUMA_NODES", "3", 1);
+        EXPECT_NE(UCS_OK, uct_gaudi_base_init());
+        EXPECT_EQ(1u, log.count("invalid number of NUMA nodes 3 (0..2"));
+        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+
+        uct_gaudi_base_cleanup();
+        log.clear();
+        setenv("UCX_GAUDI_EMU_NUMA_NODES", "2", 1);
+        setenv("UCX_GAUDI_EMU_PROC_NUMA", "64", 1);
+        EXPECT_NE(UCS_OK, uct_gaudi_base_init());
+        EXPECT_EQ(1u, log.count("UCX_GAUDI_EMU_PROC_NUMA=64 is not a NUMA "
+                                "node"));
+        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
     });
 }

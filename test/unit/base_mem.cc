@@ -8,6 +8,10 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 extern "C" {
 #include <ucs/memory/memtype_cache.h>
 }
@@ -15,7 +19,8 @@ extern "C" {
 using namespace gaudi_base_test;
 
 
-static const size_t MB = 1ul << 20;
+static const size_t MB   = 1ul << 20;
+static const size_t PAGE = 4096;
 
 
 static void check_alloc_free(uct_gaudi_dev_t *dev)
@@ -28,8 +33,10 @@ static void check_alloc_free(uct_gaudi_dev_t *dev)
 
     ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1, &mem1));
     ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 3 * MB + 1, &mem2));
-    EXPECT_EQ(2 * MB, mem1.length);
-    EXPECT_EQ(4 * MB, mem2.length);
+    EXPECT_EQ(PAGE, mem1.length);
+    EXPECT_EQ(3 * MB + PAGE, mem2.length);
+    EXPECT_EQ(0u, mem1.dva % PAGE);
+    EXPECT_EQ(0u, mem2.dva % PAGE);
     EXPECT_NE(mem1.dva, mem2.dva);
     EXPECT_TRUE((mem1.dva + mem1.length <= mem2.dva) ||
                 (mem2.dva + mem2.length <= mem1.dva));
@@ -125,17 +132,19 @@ TEST(base_mem, out_of_memory) {
         run_in_child([&]() {
             uct_gaudi_mem_t mem, big;
             uct_gaudi_dev_t *dev;
+            size_t dram_size;
             log_capture log;
 
             set_emu_env(2, dir, asic);
             dev = acquire_device();
             ASSERT_TRUE(dev != NULL);
+            dram_size = dev->info->dram_size;
             EXPECT_EQ(UCS_ERR_NO_MEMORY,
-                      uct_gaudi_mem_alloc(dev, 512 * MB, &mem)) << asic;
+                      uct_gaudi_mem_alloc(dev, dram_size + 1, &mem)) << asic;
             EXPECT_GE(log.messages().size(), 1u);
 
             /* all of it, then nothing more */
-            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 256 * MB, &big));
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dram_size, &big));
             EXPECT_EQ(UCS_ERR_NO_MEMORY, uct_gaudi_mem_alloc(dev, MB, &mem));
             EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
@@ -143,6 +152,70 @@ TEST(base_mem, out_of_memory) {
             uct_gaudi_dev_release(dev);
         });
     }
+}
+
+/* Gaudi2 allocates HBM in pages of 16 x functional HBMs x 8 MiB (640 MiB
+ * here): thousands of small buffers must share a few of them */
+TEST(base_mem, thousands_of_small_allocations) {
+    static const unsigned count = 5000;
+    state_dir dir;
+
+    run_in_child([&]() {
+        std::vector<uct_gaudi_mem_t> mems(count);
+        std::vector<std::pair<uint64_t, size_t>> ranges;
+        uct_gaudi_mem_t big;
+        uct_gaudi_dev_t *dev;
+        unsigned i;
+
+        set_emu_env(2, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(640 * MB, dev->info->alloc_page_size);
+        for (i = 0; i < count; ++i) {
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1 + (i % 7) * 5000,
+                                                  &mems[i])) << i;
+            ranges.push_back({mems[i].dva, mems[i].length});
+        }
+        EXPECT_EQ(1u, dev->mem.num_chunks);
+
+        /* aligned and disjoint */
+        std::sort(ranges.begin(), ranges.end());
+        for (i = 0; i < count; ++i) {
+            EXPECT_EQ(0u, ranges[i].first % PAGE);
+            if (i > 0) {
+                EXPECT_LE(ranges[i - 1].first + ranges[i - 1].second,
+                          ranges[i].first);
+            }
+        }
+
+        /* holes are reused: freeing every other buffer makes room for as
+         * many again without a new chunk */
+        for (i = 0; i < count; i += 2) {
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mems[i]));
+        }
+        for (i = 0; i < count; i += 2) {
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1 + (i % 7) * 5000,
+                                                  &mems[i]));
+        }
+        EXPECT_EQ(1u, dev->mem.num_chunks);
+
+        /* larger than a page: a chunk of whole pages, its tail shared */
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 700 * MB, &big));
+        EXPECT_EQ(2u, dev->mem.num_chunks);
+        EXPECT_EQ(1280 * MB, big.chunk_length);
+
+        /* empty chunks go back to the driver: the whole HBM is free again */
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
+        for (i = 0; i < count; ++i) {
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mems[i]));
+        }
+        EXPECT_EQ(0u, dev->mem.num_chunks);
+        EXPECT_EQ(0u, dev->mem.count);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dev->info->dram_size,
+                                              &big));
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
+        uct_gaudi_dev_release(dev);
+    }, 120);
 }
 
 TEST(base_mem, map_host_keeps_offset) {

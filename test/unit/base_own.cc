@@ -274,3 +274,220 @@ TEST(base_own, memtype_cache_range) {
                 (char*)base + 4096, 64, &mem_info));
     });
 }
+
+/* An emulated node of 8 devices (module ID = 7 - index) and the rules of
+ * Habana's runtime: local rank R owns module R */
+TEST(base_own, assign_module_of_local_rank) {
+    state_dir dir;
+
+    for (unsigned rank : {0u, 3u, 7u}) {
+        run_in_child([&]() {
+            uct_gaudi_dev_t *dev;
+
+            set_emu_env(8, dir);
+            setenv("OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(rank).c_str(),
+                   1);
+            dev = acquire_device();
+            ASSERT_TRUE(dev != NULL);
+            EXPECT_EQ(rank, dev->info->module_id);
+            EXPECT_EQ(7 - rank, dev->info->index);
+            EXPECT_EQ(UCT_GAUDI_ASSIGN_LOCAL_RANK, dev->assigned_by);
+            uct_gaudi_dev_release(dev);
+        });
+    }
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+
+        set_emu_env(8, dir);
+        setenv("HLS_MODULE_ID", "6", 1);
+        setenv("LOCAL_RANK", "1", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        EXPECT_EQ(6u, dev->info->module_id);
+        EXPECT_EQ(UCT_GAUDI_ASSIGN_HLS_MODULE, dev->assigned_by);
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+/* The module a rule forces is busy: an error naming the rule, and no other
+ * device taken (UCX goes on without gaudi) */
+TEST(base_own, assign_forced_module_busy) {
+    static const std::vector<std::pair<const char*, const char*>> envs[] = {
+        {{"LOCAL_RANK", "2"}},
+        {{"HLS_MODULE_ID", "2"}},
+        {{"HABANA_VISIBLE_MODULES", "4,2"}, {"SLURM_LOCALID", "1"}}
+    };
+    barrier owned, release;
+    state_dir dir;
+    pid_t holder;
+
+    holder = start_child([&]() {
+        uct_gaudi_dev_t *dev;
+
+        set_emu_env(8, dir);
+        setenv("UCX_GAUDI_DEVICE", "module:2", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        EXPECT_EQ(UCT_GAUDI_ASSIGN_CONFIG, dev->assigned_by);
+        owned.signal();
+        release.wait();
+        uct_gaudi_dev_release(dev);
+    });
+    owned.wait();
+
+    for (const auto &env : envs) {
+        run_in_child([&]() {
+            const uct_gaudi_dev_info_t *info;
+            uct_gaudi_dev_t *dev;
+            log_capture log;
+            unsigned i;
+            int fd;
+
+            set_emu_env(8, dir);
+            for (const auto &var : env) {
+                setenv(var.first, var.second, 1);
+            }
+            ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+            EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
+            ASSERT_EQ(1u, log.messages().size());
+            EXPECT_NE(std::string::npos, log.messages()[0].find(
+                    "gaudi5 (module 2, bus 0000:38:00.0) chosen by "))
+                    << log.messages()[0];
+            EXPECT_NE(std::string::npos, log.messages()[0].find(
+                    std::string(env.back().first) + "=" + env.back().second))
+                    << log.messages()[0];
+            EXPECT_NE(std::string::npos, log.messages()[0].find(
+                    "is busy (owned by another process); UCX continues "
+                    "without the Gaudi transports")) << log.messages()[0];
+
+            /* nothing else was opened: every other device is still free */
+            for (i = 0; i < 8; ++i) {
+                info = uct_gaudi_base_device(i);
+                if (info->module_id == 2) {
+                    continue;
+                }
+                fd = uct_gaudi_seam_ops->open(info->compute_path,
+                                              O_RDWR | O_CLOEXEC);
+                EXPECT_GE(fd, 0) << info->name << ": " << strerror(errno);
+                uct_gaudi_seam_ops->close(fd);
+            }
+        });
+    }
+
+    release.signal();
+    wait_child(holder, "holder");
+}
+
+/* Devices on two NUMA nodes; the process's CPUs faked on one of them */
+TEST(base_own, assign_numa_node) {
+    barrier owned, release;
+    state_dir dir;
+    pid_t holder;
+
+    auto numa_env = [&](const char *proc_node) {
+        set_emu_env(8, dir);
+        setenv("UCX_GAUDI_EMU_NUMA_NODES", "2", 1);
+        setenv("UCX_GAUDI_EMU_PROC_NUMA", proc_node, 1);
+    };
+
+    for (unsigned node : {1u, 0u}) {
+        run_in_child([&]() {
+            uct_gaudi_dev_t *dev;
+            unsigned i;
+
+            numa_env(std::to_string(node).c_str());
+            dev = acquire_device();
+            ASSERT_TRUE(dev != NULL);
+            /* placed by the emulator even on a host of one node */
+            for (i = 0; i < 8; ++i) {
+                EXPECT_EQ((int)i / 4, uct_gaudi_base_device(i)->numa_node);
+            }
+            EXPECT_EQ(4 * node, dev->info->index);
+            EXPECT_EQ((int)node, dev->info->numa_node);
+            EXPECT_EQ(UCT_GAUDI_ASSIGN_NUMA, dev->assigned_by);
+            uct_gaudi_dev_release(dev);
+        });
+    }
+
+    /* the first device of node 1 is taken: the next one on node 1 */
+    holder = start_child([&]() {
+        uct_gaudi_dev_t *dev;
+
+        numa_env("1");
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        EXPECT_EQ(4u, dev->info->index);
+        owned.signal();
+        release.wait();
+        uct_gaudi_dev_release(dev);
+    });
+    owned.wait();
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+
+        numa_env("1");
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        EXPECT_EQ(5u, dev->info->index);
+        EXPECT_EQ(UCT_GAUDI_ASSIGN_NUMA, dev->assigned_by);
+        uct_gaudi_dev_release(dev);
+    });
+    release.signal();
+    wait_child(holder, "holder");
+}
+
+/* The application opened its device before UCX: it keeps it, whatever the
+ * rules would have chosen */
+TEST(base_own, assign_adopted_device_kept) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        int app_fd;
+
+        set_emu_env(8, dir);
+        setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);
+        setenv("HLS_MODULE_ID", "1", 1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        app_fd = uct_gaudi_seam_ops->open(
+                uct_gaudi_base_device(0)->compute_path, O_RDWR | O_CLOEXEC);
+        ASSERT_GE(app_fd, 0);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        EXPECT_EQ(app_fd, dev->fd);
+        EXPECT_EQ(0u, dev->info->index);
+        EXPECT_EQ(UCT_GAUDI_ASSIGN_ADOPTED, dev->assigned_by);
+        uct_gaudi_dev_release(dev);
+        uct_gaudi_seam_ops->close(app_fd);
+    });
+}
+
+/* Each MD open asks for the device: a failure is said once per process, and
+ * said again once a success came in between */
+TEST(base_own, assign_failure_said_once) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        log_capture log;
+
+        set_emu_env(2, dir);
+        setenv("HLS_MODULE_ID", "9", 1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(1u, log.count("HLS_MODULE_ID=9: no Gaudi device has module "
+                                "ID 9 (the module IDs of this node: 0,1); UCX "
+                                "continues without the Gaudi transports"));
+        EXPECT_EQ(1u, log.messages().size());
+
+        setenv("HLS_MODULE_ID", "1", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        uct_gaudi_dev_release(dev);
+        setenv("HLS_MODULE_ID", "9", 1);
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(2u, log.count("HLS_MODULE_ID=9"));
+    });
+}

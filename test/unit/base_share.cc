@@ -9,11 +9,17 @@
 
 #include "base_common.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include <vector>
+
 extern "C" {
+#include <uct/gaudi/base/gaudi_dma.h>
 #include <uct/gaudi/base/gaudi_share.h>
+#include <uct/gaudi/emu/gaudi_emu.h>
 }
 
 using namespace gaudi_base_test;
@@ -33,12 +39,18 @@ static void check_export_import(const char *asic, const char *abi)
     ASSERT_TRUE(dev != NULL);
     ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 3 * MB, &mem));
 
-    /* any range inside exports the whole allocation */
+    /* any range inside exports the whole allocation; the 6.1 handle form
+     * has no offset: there it is the whole chunk the allocation is in */
     ASSERT_EQ(UCS_OK, uct_gaudi_mem_export(dev, mem.dva + 4096, 100, &exp))
             << asic << "/" << abi;
     EXPECT_GE(exp.fd, 0);
-    EXPECT_EQ(mem.dva, exp.base);
-    EXPECT_EQ(mem.length, exp.length);
+    if (std::string(asic) == "gaudi2" && std::string(abi) == "misc") {
+        EXPECT_EQ(mem.chunk_dva, exp.base);
+        EXPECT_EQ(mem.chunk_length, exp.length);
+    } else {
+        EXPECT_EQ(mem.dva, exp.base);
+        EXPECT_EQ(mem.length, exp.length);
+    }
 
     /* not an allocation of this process: refused, naming the problem */
     {
@@ -50,23 +62,36 @@ static void check_export_import(const char *asic, const char *abi)
         EXPECT_EQ(1u, log.count("not inside a device allocation"));
     }
 
-    /* the emulator imports like the out-of-tree driver by default */
-    ASSERT_TRUE(uct_gaudi_dev_can_import(dev));
-    ASSERT_EQ(UCS_OK, uct_gaudi_mem_import(dev, exp.fd, exp.length, &dva));
-    EXPECT_NE(0u, dva);
+    /* the emulator imports like the out-of-tree driver by default, which
+     * speaks the DRM generation; elsewhere the exporter's own fd is the
+     * reference that pins the memory */
+    EXPECT_EQ(std::string(abi) == "drm", !!uct_gaudi_dev_can_import(dev));
+    if (uct_gaudi_dev_can_import(dev)) {
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_import(dev, exp.fd, exp.length,
+                                               &dva));
+        EXPECT_NE(0u, dva);
+        close(exp.fd);
+        exp.fd = -1;
+    }
 
-    /* exported by its MAP VA and imported: the driver refuses the UNMAP,
-     * so the free is deferred, not an error (the 6.1 handle form and Gaudi1
-     * physical form pin the memory, not the VA) */
-    close(exp.fd);
+    /* exported by its MAP VA and imported: the driver refuses the UNMAP;
+     * exported by its handle (6.1): the UNMAP succeeds, the FREE is refused
+     * while the DMA-BUF is referenced. Either way the chunk's release is
+     * deferred and retried, not an error (Gaudi1's physical form pins
+     * nothing the driver knows of) */
     EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-    if (std::string(abi) == "drm") {
+    if (std::string(asic) == "gaudi2") {
         EXPECT_EQ(1u, dev->mem.num_deferred);
         EXPECT_EQ(1u, uct_gaudi_mem_retry_deferred(dev));
     }
 
-    /* the importer lets go: the release goes through */
-    EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dva));
+    /* the importer (or the exporter's fd) lets go: the release goes
+     * through */
+    if (exp.fd < 0) {
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dva));
+    } else {
+        close(exp.fd);
+    }
     EXPECT_EQ(0u, uct_gaudi_mem_retry_deferred(dev));
     EXPECT_EQ(0u, dev->mem.count);
     uct_gaudi_dev_release(dev);
@@ -121,4 +146,102 @@ TEST(base_share, free_without_importer) {
         EXPECT_EQ(0u, dev->mem.num_deferred);
         uct_gaudi_dev_release(dev);
     });
+}
+
+/* Allocations share a chunk (one ALLOC + MAP): each one's export carries its
+ * offset in the chunk, so an importer reaches exactly that allocation */
+TEST(base_share, export_carries_chunk_offset) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        std::vector<uint8_t> pattern(8192), back(8192);
+        uct_gaudi_mem_t a, b;
+        uct_gaudi_export_t exp;
+        uct_gaudi_dev_t *dev;
+        uint64_t dva;
+        size_t i;
+
+        set_emu_env(2, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 8192, &a));
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 8192, &b));
+        ASSERT_EQ(a.chunk_dva, b.chunk_dva);
+        ASSERT_NE(b.chunk_dva, b.dva);
+        for (i = 0; i < pattern.size(); ++i) {
+            pattern[i] = (uint8_t)(i * 7 + 1);
+        }
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, a.dva, 0xaa, a.length));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_copy_host(dev, (void*)b.dva,
+                                                  pattern.data(),
+                                                  pattern.size(),
+                                                  UCT_GAUDI_DMA_H2D));
+
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_export(dev, b.dva, 8192, &exp));
+        EXPECT_EQ(b.dva, exp.base);
+        EXPECT_EQ(b.length, exp.length);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_import(dev, exp.fd, exp.length,
+                                               &dva));
+        close(exp.fd);
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_copy_host(dev, back.data(),
+                                                  (void*)dva, back.size(),
+                                                  UCT_GAUDI_DMA_D2H));
+        EXPECT_EQ(pattern, back);
+
+        /* freed while imported: kept out of reuse, the chunk stays */
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &b));
+        EXPECT_EQ(1u, dev->mem.num_chunks);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 8192, &b));
+        EXPECT_NE(exp.base, b.dva);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &b));
+
+        /* the last allocation goes: the chunk is released once the
+         * importer lets go */
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &a));
+        EXPECT_EQ(0u, dev->mem.num_chunks);
+        EXPECT_EQ(1u, dev->mem.num_deferred);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dva));
+        EXPECT_EQ(0u, uct_gaudi_mem_retry_deferred(dev));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+/* Probing op 99 provokes an error line in the kernel log of an upstream
+ * driver: never where the ABI generation already tells (only the
+ * out-of-tree driver has it, and it speaks the DRM generation), and at most
+ * once per process and device */
+TEST(base_share, import_probe_is_quiet) {
+    static const char *abis[] = {"misc", "trans", "drm"};
+
+    for (const char *abi : abis) {
+        state_dir dir;
+
+        run_in_child([&]() {
+            gaudi_emu_get_stats_func_t get_stats;
+            gaudi_emu_stats_t stats;
+            uct_gaudi_dev_t *dev;
+            void *lib;
+            int i;
+
+            set_emu_env(1, dir, "gaudi2", abi);
+            setenv("UCX_GAUDI_EMU_OOT_IMPORT", "n", 1);  /* upstream */
+            for (i = 0; i < 2; ++i) {
+                dev = acquire_device();
+                ASSERT_TRUE(dev != NULL);
+                EXPECT_FALSE(uct_gaudi_dev_can_import(dev)) << abi;
+                EXPECT_FALSE(uct_gaudi_dev_can_import(dev)) << abi;
+                uct_gaudi_dev_release(dev);
+            }
+
+            lib = dlopen("libgaudi_emu.so", RTLD_NOW | RTLD_NOLOAD);
+            ASSERT_TRUE(lib != NULL);
+            get_stats = (gaudi_emu_get_stats_func_t)dlsym(
+                    lib, GAUDI_EMU_STATS_SYMBOL);
+            ASSERT_TRUE(get_stats != NULL);
+            ASSERT_EQ(0, get_stats(&stats));
+            EXPECT_EQ(strcmp(abi, "drm") ? 0u : 1u, stats.kernel_log_errors)
+                    << abi;
+            dlclose(lib);
+        });
+    }
 }

@@ -18,6 +18,7 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/preprocessor.h>
+#include <ucs/sys/string.h>
 #include <ucs/type/init_once.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,13 @@ static ucs_config_field_t uct_gaudi_base_config_table[] = {
      "Which Gaudi this process owns (a compute node may be opened by one\n"
      "process only). If the process already holds an open compute node, that\n"
      "device is used regardless of this setting. Values:\n"
-     " auto       - the first device in logical order that is not busy\n"
+     " auto       - the rules of Habana's runtime, in order:\n"
+     "              HLS_MODULE_ID; HABANA_VISIBLE_MODULES at the local\n"
+     "              rank's position; the module whose ID is the local rank\n"
+     "              (OMPI_COMM_WORLD_LOCAL_RANK, LOCAL_RANK, MPI_LOCALRANKID,\n"
+     "              SLURM_LOCALID, PMIX_LOCAL_RANK); a free device on the\n"
+     "              NUMA node of the process's CPUs; the first free device\n"
+     "              in logical order\n"
      " <N>        - logical index N (after GAUDI_MAPPING_TABLE)\n"
      " <bus id>   - PCI bus id, \"dddd:bb:dd.f\" or \"bb:dd.f\"\n"
      " module:<N> - the device with module id (OAM slot) N",
@@ -74,9 +81,11 @@ static ucs_config_field_t uct_gaudi_base_config_table[] = {
      ucs_offsetof(uct_gaudi_base_config_t, emu_asic),
      UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_asic_names)},
 
-    {"EMU_HBM_SIZE", "4g",
-     "Emulated device memory (HBM) per device. It is backed by sparse files\n"
-     "in the state directory.",
+    {"EMU_HBM_SIZE", "auto",
+     "Emulated device memory (HBM) per device; auto = the ASIC's real size\n"
+     "(Gaudi2: 80g, 5 functional HBMs of 16 GiB; 4g otherwise). At least two\n"
+     "DRAM pages (Gaudi2: 640 MiB each). Backed by sparse files in the state\n"
+     "directory.",
      ucs_offsetof(uct_gaudi_base_config_t, emu_hbm_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
@@ -93,8 +102,9 @@ static ucs_config_field_t uct_gaudi_base_config_table[] = {
      UCS_CONFIG_TYPE_BOOL},
 
     {"EMU_EXEC", "thread",
-     "How the emulator executes command submissions: thread (asynchronously\n"
-     "on a worker thread, like hardware) or inline (inside the CS ioctl).",
+     "How the emulator executes command submissions: thread (asynchronously,\n"
+     "like hardware: by the thread that waits for the CS, or by a worker thread\n"
+     "when nobody polls) or inline (inside the CS ioctl).",
      ucs_offsetof(uct_gaudi_base_config_t, emu_exec),
      UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_exec_names)},
 
@@ -119,6 +129,20 @@ static ucs_config_field_t uct_gaudi_base_config_table[] = {
      "e.g. failing the Nth ioctl of a kind with an errno. Empty: none.",
      ucs_offsetof(uct_gaudi_base_config_t, emu_faults),
      UCS_CONFIG_TYPE_STRING},
+
+    {"EMU_NUMA_NODES", "1",
+     "NUMA nodes the emulated devices sit on, in blocks of consecutive\n"
+     "devices (8 devices on 2 nodes: devices 0-3 on node 0, 4-7 on node 1);\n"
+     "at most the number of devices. The host need not have these nodes.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_numa_nodes),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"EMU_PROC_NUMA", "auto",
+     "Test only, with emulated devices: the NUMA node that device assignment\n"
+     "takes for the CPUs of this process, instead of asking libnuma, so that\n"
+     "the NUMA rule can be tested on a host with one node. auto: libnuma.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_proc_numa),
+     UCS_CONFIG_TYPE_ULUNITS},
 
     {NULL}
 };
@@ -165,6 +189,24 @@ static void uct_gaudi_base_apply_maptab(uct_gaudi_dev_info_t *devs,
     }
 }
 
+/* What the config parser cannot check by type */
+static ucs_status_t
+uct_gaudi_base_check_config(const uct_gaudi_base_config_t *config)
+{
+    if (config->emu_proc_numa == UCS_ULUNITS_INF) {
+        ucs_error("UCX_GAUDI_EMU_PROC_NUMA=inf is not a NUMA node (0..63 or "
+                  "auto)");
+        return UCS_ERR_INVALID_PARAM;
+    } else if ((config->emu_proc_numa != UCS_ULUNITS_AUTO) &&
+               (config->emu_proc_numa >= 64)) {
+        ucs_error("UCX_GAUDI_EMU_PROC_NUMA=%lu is not a NUMA node (0..63 or "
+                  "auto)", config->emu_proc_numa);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    return UCS_OK;
+}
+
 static ucs_status_t uct_gaudi_base_init_once(void)
 {
     ucs_status_t status;
@@ -180,6 +222,10 @@ static ucs_status_t uct_gaudi_base_init_once(void)
     }
 
     uct_gaudi_base_ctx.config_valid = 1;
+    status = uct_gaudi_base_check_config(&uct_gaudi_base_ctx.config);
+    if (status != UCS_OK) {
+        return status;
+    }
 
     status = uct_gaudi_seam_select(&uct_gaudi_base_ctx.config);
     if (status != UCS_OK) {
@@ -266,4 +312,9 @@ const uct_gaudi_dev_info_t *uct_gaudi_base_device(unsigned index)
 {
     return (index < uct_gaudi_base_ctx.num_devices) ?
            &uct_gaudi_base_ctx.devices[index] : NULL;
+}
+
+const uct_gaudi_dev_info_t *uct_gaudi_base_devices(void)
+{
+    return uct_gaudi_base_ctx.devices;
 }

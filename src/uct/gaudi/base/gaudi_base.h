@@ -45,6 +45,9 @@ typedef struct uct_gaudi_base_config {
     double            emu_latency;     /* modelled CS latency, seconds */
     char              *emu_state_dir;  /* emulator state directory */
     char              *emu_faults;     /* fault injection specification */
+    unsigned          emu_numa_nodes;  /* NUMA nodes of the emulated node */
+    unsigned long     emu_proc_numa;   /* test: NUMA node of the process's
+                                          CPUs, or UCS_ULUNITS_AUTO */
 } uct_gaudi_base_config_t;
 
 
@@ -81,6 +84,10 @@ unsigned uct_gaudi_base_num_usable(void);
 
 /* Discovered device @a index in logical order, or NULL if out of range */
 const uct_gaudi_dev_info_t *uct_gaudi_base_device(unsigned index);
+
+
+/* The discovered devices in logical order (uct_gaudi_base_num_devices()) */
+const uct_gaudi_dev_info_t *uct_gaudi_base_devices(void);
 
 END_C_DECLS
 

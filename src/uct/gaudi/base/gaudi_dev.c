@@ -159,7 +159,9 @@ static int uct_gaudi_dev_read_numa(const uct_gaudi_dev_info_t *info)
         return -1;
     }
 
-    if ((numa_available() < 0) || (node > numa_max_node())) {
+    /* an emulated node may place its devices on nodes this host lacks */
+    if (!uct_gaudi_seam_is_emulated() &&
+        ((numa_available() < 0) || (node > numa_max_node()))) {
         ucs_debug("%s: numa_node %ld is not a NUMA node of this host",
                   info->control_path, node);
         return -1;
@@ -300,7 +302,7 @@ ucs_status_t uct_gaudi_dev_discover(uct_gaudi_dev_info_t **devs_p,
 
 void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index)
 {
-    char topo_name[UCT_GAUDI_DEV_NAME_MAX];
+    char topo_name[UCT_GAUDI_DEV_NAME_MAX + 32];
 
     info->index = index;
     ucs_snprintf_safe(info->name, sizeof(info->name), "gaudi%u", index);
@@ -308,6 +310,9 @@ void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index)
         return;
     }
 
-    ucs_snprintf_safe(topo_name, sizeof(topo_name), "GAUDI_%u", index);
+    /* the module ID is what Habana's tools and runtime call the device by;
+     * "ucx_info -d" prints this name as the System device of the TLs */
+    ucs_snprintf_safe(topo_name, sizeof(topo_name), "GAUDI_%u module %u",
+                      index, info->module_id);
     ucs_topo_sys_device_set_name(info->sys_dev, topo_name);
 }

@@ -85,7 +85,8 @@ ucs_status_t uct_gaudi_dev_discover(uct_gaudi_dev_info_t **devs_p,
 
 /**
  * Assign the logical @a index to @a info: name "gaudi<index>" and, when its
- * PCI location is known, the UCS topology device named "GAUDI_<index>".
+ * PCI location is known, the UCS topology device named
+ * "GAUDI_<index> module <module id>".
  */
 void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index);
 

@@ -172,9 +172,10 @@ void uct_gaudi_dma_chan_flush_progress(uct_gaudi_dma_chan_t *chan,
 
 
 /**
- * Like uct_gaudi_dma_chan_post(), on the queue of direction @a dir instead of
- * the one the addresses suggest: a peer's memory imported by DMA-BUF has a
- * host-range VA but is device memory (gaudi_ipc uses the D2D queue).
+ * Like uct_gaudi_dma_chan_post(), on the queue of direction @a dir for all
+ * transfers (gaudi_ipc: a batch reading or writing a peer's memory, which
+ * the PCI DMA engines reach through its BAR). The D2D queue (Gaudi2: an EDMA
+ * engine) reaches only this device's HBM.
  */
 ucs_status_t uct_gaudi_dma_chan_post_dir(uct_gaudi_dma_chan_t *chan,
                                          const uct_gaudi_dma_xfer_t *xfers,

@@ -9,6 +9,7 @@
 #endif
 
 #include "gaudi_ioctl.h"
+#include "gaudi_abi_check.h"
 #include "gaudi_seam.h"
 
 #include <ucs/debug/log.h>
@@ -339,7 +340,10 @@ ucs_status_t uct_gaudi_ioctl_probe_abi(void)
     uct_gaudi_seam_ops->close(fd);
 
 out:
-    ucs_debug("Gaudi driver ABI generation: %s",
-              uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_cur_abi));
+    ucs_debug("Gaudi driver ABI generation: %s (built-in uAPI layout, "
+              "checked at build time against %s)",
+              uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_cur_abi),
+              (uct_gaudi_abi_checked_header() != NULL) ?
+              uct_gaudi_abi_checked_header() : "no system header");
     return UCS_OK;
 }

@@ -13,6 +13,7 @@
 #include "gaudi_ioctl.h"
 #include "gaudi_own.h"
 
+#include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/memory/memtype_cache.h>
@@ -21,26 +22,15 @@
 #include <string.h>
 
 
-/* Gaudi1 user-space HBM pool granularity (as hl-thunk's tests use) */
-#define UCT_GAUDI_MEM_GAUDI1_GRANULE  (2 * UCS_MBYTE)
+/* Chunk rounding when the driver states no default ALLOC page */
 #define UCT_GAUDI_MEM_DEFAULT_GRANULE (2 * UCS_MBYTE)
 
 
 typedef struct {
-    ucs_pgt_region_t super;    /* [dva, dva + length) */
-    uint64_t         handle;   /* ALLOC handle */
-    int              exported; /* a DMA-BUF was exported from it */
+    ucs_pgt_region_t  super;    /* [dva, dva + length) */
+    uct_gaudi_chunk_t *chunk;   /* carved from it; NULL on Gaudi1 */
+    int               exported; /* a DMA-BUF was exported from it */
 } uct_gaudi_mem_region_t;
-
-
-/* A freed allocation the driver still holds (exported and referenced by an
- * importer): its UNMAP + FREE are retried later */
-typedef struct {
-    ucs_list_link_t  list;
-    uint64_t         dva;
-    size_t           length;
-    uint64_t         handle;
-} uct_gaudi_mem_deferred_t;
 
 
 static ucs_pgt_dir_t *uct_gaudi_mem_pgd_alloc(const ucs_pgtable_t *pgtable)
@@ -127,12 +117,14 @@ ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev)
     }
 
     ctx->count        = 0;
+    ctx->num_chunks   = 0;
     ctx->num_deferred = 0;
     ctx->free_cb      = NULL;
     ctx->free_arg     = NULL;
+    ucs_list_head_init(&ctx->chunks);
     ucs_list_head_init(&ctx->deferred);
     if (uct_gaudi_mem_is_gaudi1(dev)) {
-        ctx->granule = UCT_GAUDI_MEM_GAUDI1_GRANULE;
+        ctx->granule = UCT_GAUDI_CHUNK_ALIGN;
         status       = uct_gaudi_pool_init(&ctx->pool, dev->info->dram_base,
                                            dev->info->dram_size, ctx->granule);
         if (status != UCS_OK) {
@@ -155,7 +147,8 @@ err_lock:
 }
 
 static ucs_status_t uct_gaudi_mem_track(uct_gaudi_dev_t *dev,
-                                        const uct_gaudi_mem_t *mem)
+                                        const uct_gaudi_mem_t *mem,
+                                        uct_gaudi_chunk_t *chunk)
 {
     uct_gaudi_mem_region_t *region;
     ucs_status_t status;
@@ -167,7 +160,7 @@ static ucs_status_t uct_gaudi_mem_track(uct_gaudi_dev_t *dev,
 
     region->super.start = mem->dva;
     region->super.end   = mem->dva + mem->length;
-    region->handle      = mem->handle;
+    region->chunk       = chunk;
     region->exported    = 0;
 
     ucs_recursive_spin_lock(&dev->mem.lock);
@@ -218,41 +211,115 @@ static uct_gaudi_mem_region_t *uct_gaudi_mem_untrack(uct_gaudi_dev_t *dev,
     return ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
 }
 
-static ucs_status_t uct_gaudi_mem_alloc_mapped(uct_gaudi_dev_t *dev,
-                                               uct_gaudi_mem_t *mem)
+static ucs_status_t uct_gaudi_mem_unmap_level(uct_gaudi_dev_t *dev,
+                                              uint64_t dva,
+                                              ucs_log_level_t log_level)
+{
+    union hl_mem_args args;
+
+    memset(&args, 0, sizeof(args));
+    args.in.op                     = HL_MEM_OP_UNMAP;
+    args.in.unmap.device_virt_addr = dva;
+    return uct_gaudi_mem_op(dev, &args, log_level);
+}
+
+static ucs_status_t uct_gaudi_mem_free_handle(uct_gaudi_dev_t *dev,
+                                              uint64_t handle,
+                                              ucs_log_level_t log_level)
+{
+    union hl_mem_args args;
+
+    memset(&args, 0, sizeof(args));
+    args.in.op          = HL_MEM_OP_FREE;
+    args.in.free.handle = handle;
+    return uct_gaudi_mem_op(dev, &args, log_level);
+}
+
+/* A new chunk of @a length bytes (whole device pages): ALLOC + MAP */
+static ucs_status_t uct_gaudi_mem_chunk_new(uct_gaudi_dev_t *dev,
+                                            size_t length,
+                                            uct_gaudi_chunk_t **chunk_p)
 {
     union hl_mem_args args;
     ucs_status_t status;
+    uint64_t handle;
 
     memset(&args, 0, sizeof(args));
     args.in.op                = HL_MEM_OP_ALLOC;
-    args.in.alloc.mem_size    = mem->length;
+    args.in.alloc.mem_size    = length;
     args.in.alloc.page_size   = 0;  /* device default */
     status = uct_gaudi_mem_op(dev, &args, UCS_LOG_LEVEL_ERROR);
     if (status != UCS_OK) {
         return status;
     }
 
-    mem->handle = args.out.handle;
+    handle = args.out.handle;
     memset(&args, 0, sizeof(args));
     args.in.op                  = HL_MEM_OP_MAP;
-    args.in.map_device.handle   = mem->handle;
+    args.in.map_device.handle   = handle;
     status = uct_gaudi_mem_op(dev, &args, UCS_LOG_LEVEL_ERROR);
     if (status != UCS_OK) {
         goto err_free;
     }
 
-    mem->dva = args.out.device_virt_addr;
+    status = uct_gaudi_chunk_create(args.out.device_virt_addr, length,
+                                    handle, chunk_p);
+    if (status != UCS_OK) {
+        uct_gaudi_mem_unmap_level(dev, args.out.device_virt_addr,
+                                  UCS_LOG_LEVEL_DIAG);
+        goto err_free;
+    }
+
+    ucs_debug("%s: new chunk 0x%" PRIx64 "+%zu handle %" PRIu64, dev->name,
+              (*chunk_p)->dva, length, handle);
     return UCS_OK;
 
 err_free:
-    memset(&args, 0, sizeof(args));
-    args.in.op          = HL_MEM_OP_FREE;
-    args.in.free.handle = mem->handle;
-    uct_gaudi_mem_op(dev, &args, UCS_LOG_LEVEL_DIAG);
+    uct_gaudi_mem_free_handle(dev, handle, UCS_LOG_LEVEL_DIAG);
     return status;
 }
 
+/* Carve @a mem->length bytes out of a chunk, adding a chunk if needed */
+static ucs_status_t uct_gaudi_mem_alloc_carved(uct_gaudi_dev_t *dev,
+                                               uct_gaudi_mem_t *mem,
+                                               uct_gaudi_chunk_t **chunk_p)
+{
+    size_t length = mem->length;
+    uct_gaudi_chunk_t *chunk;
+    ucs_status_t status;
+
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    status = uct_gaudi_chunk_carve(&dev->mem.chunks, length, &chunk,
+                                   &mem->dva, &mem->length);
+    ucs_recursive_spin_unlock(&dev->mem.lock);
+    if (status != UCS_OK) {
+        if (length > SIZE_MAX - dev->mem.granule) {
+            return UCS_ERR_NO_MEMORY;
+        }
+
+        status = uct_gaudi_mem_chunk_new(dev, ucs_align_up(length,
+                                                           dev->mem.granule),
+                                         &chunk);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        ucs_recursive_spin_lock(&dev->mem.lock);
+        ucs_list_add_tail(&dev->mem.chunks, &chunk->list);
+        ++dev->mem.num_chunks;
+        status = uct_gaudi_chunk_get(chunk, length, &mem->dva, &mem->length);
+        ucs_recursive_spin_unlock(&dev->mem.lock);
+        ucs_assert_always(status == UCS_OK); /* a fresh chunk has room */
+    }
+
+    mem->handle       = chunk->handle;
+    mem->chunk_dva    = chunk->dva;
+    mem->chunk_length = chunk->length;
+    *chunk_p          = chunk;
+    return UCS_OK;
+}
+
+/* Gaudi1: ALLOC/FREE only account; the first union word is the size */
 /* Gaudi1: ALLOC/FREE only account; the first union word is the size */
 static ucs_status_t uct_gaudi_mem_account(uct_gaudi_dev_t *dev, uint32_t op,
                                           size_t length)
@@ -283,8 +350,12 @@ static ucs_status_t uct_gaudi_mem_alloc_phys(uct_gaudi_dev_t *dev,
         return status;
     }
 
-    mem->handle = 0;
-    status      = uct_gaudi_mem_account(dev, HL_MEM_OP_ALLOC, mem->length);
+    mem->length       = size;
+    mem->handle       = 0;
+    mem->chunk_dva    = mem->dva;
+    mem->chunk_length = mem->length;
+    status            = uct_gaudi_mem_account(dev, HL_MEM_OP_ALLOC,
+                                              mem->length);
     if (status != UCS_OK) {
         ucs_recursive_spin_lock(&dev->mem.lock);
         uct_gaudi_pool_free(&dev->mem.pool, mem->dva, size);
@@ -294,107 +365,126 @@ static ucs_status_t uct_gaudi_mem_alloc_phys(uct_gaudi_dev_t *dev,
     return status;
 }
 
-/*
- * Give the allocation back to the driver. Returns UCS_OK when it is gone,
- * an error while it still exists (e.g. UNMAP refused because it is exported).
- */
-static ucs_status_t uct_gaudi_mem_unmap_level(uct_gaudi_dev_t *dev,
-                                              uint64_t dva,
-                                              ucs_log_level_t log_level)
+static void uct_gaudi_mem_release_phys(uct_gaudi_dev_t *dev, uint64_t dva,
+                                       size_t length)
 {
-    union hl_mem_args args;
-
-    memset(&args, 0, sizeof(args));
-    args.in.op                     = HL_MEM_OP_UNMAP;
-    args.in.unmap.device_virt_addr = dva;
-    return uct_gaudi_mem_op(dev, &args, log_level);
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    uct_gaudi_pool_free(&dev->mem.pool, dva, length);
+    ucs_recursive_spin_unlock(&dev->mem.lock);
+    /* a failure only skews the driver's usage counters */
+    uct_gaudi_mem_account(dev, HL_MEM_OP_FREE, length);
 }
 
-static ucs_status_t uct_gaudi_mem_release(uct_gaudi_dev_t *dev, uint64_t dva,
-                                          size_t length, uint64_t handle,
-                                          ucs_log_level_t log_level)
+/*
+ * Give a chunk back to the driver: UNMAP, then FREE. Returns UCS_OK when it
+ * is gone, an error while the driver still holds it: UNMAP is refused while
+ * a peer imports an export of the mapping (EINVAL), and with the 6.1 handle
+ * form FREE is refused while the export is referenced; a retry resumes
+ * where the last attempt stopped.
+ */
+static ucs_status_t uct_gaudi_mem_chunk_release(uct_gaudi_dev_t *dev,
+                                                uct_gaudi_chunk_t *chunk,
+                                                ucs_log_level_t log_level)
 {
-    union hl_mem_args args;
     ucs_status_t status;
 
-    if (uct_gaudi_mem_is_gaudi1(dev)) {
-        ucs_recursive_spin_lock(&dev->mem.lock);
-        uct_gaudi_pool_free(&dev->mem.pool, dva, length);
-        ucs_recursive_spin_unlock(&dev->mem.lock);
-        /* a failure only skews the driver's usage counters */
-        uct_gaudi_mem_account(dev, HL_MEM_OP_FREE, length);
-        return UCS_OK;
+    if (!chunk->unmapped) {
+        status = uct_gaudi_mem_unmap_level(dev, chunk->dva, log_level);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        chunk->unmapped = 1;
     }
 
-    status = uct_gaudi_mem_unmap_level(dev, dva, log_level);
-    if (status != UCS_OK) {
-        return status;
+    return uct_gaudi_mem_free_handle(dev, chunk->handle, log_level);
+}
+
+/* Release a chunk with no live allocation, or keep it to retry later */
+static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
+                                     uct_gaudi_chunk_t *chunk)
+{
+    int exported = chunk->exported || (chunk->num_held > 0);
+    ucs_status_t status;
+
+    if (chunk->exported && (dev->mem.free_cb != NULL)) {
+        dev->mem.free_cb(dev->mem.free_arg, chunk->dva, chunk->length);
     }
 
-    memset(&args, 0, sizeof(args));
-    args.in.op          = HL_MEM_OP_FREE;
-    args.in.free.handle = handle;
-    /* unmapped already: a failed FREE leaks the handle until close */
-    uct_gaudi_mem_op(dev, &args, UCS_LOG_LEVEL_ERROR);
-    return UCS_OK;
+    /* an exported chunk may still be imported by a peer: the driver then
+     * refuses its release, which is not an error here */
+    status = dev->failed ? UCS_ERR_IO_ERROR :
+             uct_gaudi_mem_chunk_release(dev, chunk,
+                                         exported ? UCS_LOG_LEVEL_DEBUG :
+                                                    UCS_LOG_LEVEL_ERROR);
+    if ((status == UCS_OK) || dev->failed) {
+        /* gone, or the device failed and its context is dead */
+        uct_gaudi_chunk_destroy(chunk);
+        return;
+    }
+
+    ucs_debug("%s: chunk 0x%" PRIx64 "+%zu is still held by the driver "
+              "(imported by a peer?): its release is deferred", dev->name,
+              chunk->dva, chunk->length);
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    ucs_list_add_tail(&dev->mem.deferred, &chunk->list);
+    ++dev->mem.num_deferred;
+    ucs_recursive_spin_unlock(&dev->mem.lock);
 }
 
 ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
                                  uct_gaudi_mem_t *mem)
 {
+    uct_gaudi_chunk_t *chunk = NULL;
     ucs_status_t status;
+    int empty;
 
-    if (length == 0) {
+    if ((length == 0) || (length > SIZE_MAX - UCT_GAUDI_CHUNK_ALIGN)) {
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* carving from a chunk issues no ioctl that would tell */
+    status = uct_gaudi_dev_check(dev);
+    if (status != UCS_OK) {
+        return status;
     }
 
     /* memory importers released since can be given out again */
     uct_gaudi_mem_retry_deferred(dev);
-    mem->length = ucs_align_up(length, dev->mem.granule);
+    mem->length = ucs_align_up_pow2(length, UCT_GAUDI_CHUNK_ALIGN);
     if (uct_gaudi_mem_is_gaudi1(dev)) {
         status = uct_gaudi_mem_alloc_phys(dev, mem);
     } else {
-        status = uct_gaudi_mem_alloc_mapped(dev, mem);
+        status = uct_gaudi_mem_alloc_carved(dev, mem, &chunk);
     }
 
     if (status != UCS_OK) {
         return status;
     }
 
-    status = uct_gaudi_mem_track(dev, mem);
+    status = uct_gaudi_mem_track(dev, mem, chunk);
     if (status != UCS_OK) {
-        uct_gaudi_mem_release(dev, mem->dva, mem->length, mem->handle,
-                              UCS_LOG_LEVEL_ERROR);
+        if (chunk == NULL) {
+            uct_gaudi_mem_release_phys(dev, mem->dva, mem->length);
+            return status;
+        }
+
+        ucs_recursive_spin_lock(&dev->mem.lock);
+        empty = uct_gaudi_chunk_put(chunk, mem->dva, mem->length, 0);
+        if (empty) {
+            ucs_list_del(&chunk->list);
+            --dev->mem.num_chunks;
+        }
+        ucs_recursive_spin_unlock(&dev->mem.lock);
+        if (empty) {
+            uct_gaudi_mem_chunk_drop(dev, chunk);
+        }
         return status;
     }
 
-    ucs_trace("%s: allocated 0x%" PRIx64 "+%zu handle %" PRIu64, dev->name,
-              mem->dva, mem->length, mem->handle);
-    return UCS_OK;
-}
-
-/* Keep a freed allocation that importers still hold, to release it later */
-static ucs_status_t uct_gaudi_mem_defer(uct_gaudi_dev_t *dev,
-                                        uct_gaudi_mem_region_t *region)
-{
-    uct_gaudi_mem_deferred_t *deferred;
-
-    deferred = ucs_malloc(sizeof(*deferred), "gaudi_mem_deferred");
-    if (deferred == NULL) {
-        ucs_error("%s: failed to allocate a deferred release", dev->name);
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    deferred->dva    = region->super.start;
-    deferred->length = region->super.end - region->super.start;
-    deferred->handle = region->handle;
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    ucs_list_add_tail(&dev->mem.deferred, &deferred->list);
-    ++dev->mem.num_deferred;
-    ucs_recursive_spin_unlock(&dev->mem.lock);
-    ucs_debug("%s: 0x%" PRIx64 "+%zu is still imported by a peer: its "
-              "release is deferred", dev->name, deferred->dva,
-              deferred->length);
+    ucs_trace("%s: allocated 0x%" PRIx64 "+%zu in chunk 0x%" PRIx64
+              " handle %" PRIu64, dev->name, mem->dva, mem->length,
+              mem->chunk_dva, mem->handle);
     return UCS_OK;
 }
 
@@ -409,7 +499,7 @@ void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
 
 unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev)
 {
-    uct_gaudi_mem_deferred_t *deferred, *tmp;
+    uct_gaudi_chunk_t *chunk, *tmp;
     unsigned remaining;
 
     if (dev->mem.num_deferred == 0) {
@@ -417,19 +507,18 @@ unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev)
     }
 
     ucs_recursive_spin_lock(&dev->mem.lock);
-    ucs_list_for_each_safe(deferred, tmp, &dev->mem.deferred, list) {
+    ucs_list_for_each_safe(chunk, tmp, &dev->mem.deferred, list) {
         if (!dev->failed &&
-            (uct_gaudi_mem_release(dev, deferred->dva, deferred->length,
-                                   deferred->handle, UCS_LOG_LEVEL_DEBUG) !=
+            (uct_gaudi_mem_chunk_release(dev, chunk, UCS_LOG_LEVEL_DEBUG) !=
              UCS_OK)) {
             continue;
         }
 
-        ucs_debug("%s: released deferred 0x%" PRIx64 "+%zu", dev->name,
-                  deferred->dva, deferred->length);
-        ucs_list_del(&deferred->list);
+        ucs_debug("%s: released deferred chunk 0x%" PRIx64 "+%zu",
+                  dev->name, chunk->dva, chunk->length);
+        ucs_list_del(&chunk->list);
         --dev->mem.num_deferred;
-        ucs_free(deferred);
+        uct_gaudi_chunk_destroy(chunk);
     }
     remaining = dev->mem.num_deferred;
     ucs_recursive_spin_unlock(&dev->mem.lock);
@@ -441,10 +530,10 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
 {
     uct_gaudi_mem_region_t *region;
     ucs_pgt_region_t *pgt_region;
-    ucs_status_t status;
-    int exported;
+    uct_gaudi_chunk_t *chunk;
+    int exported, empty;
 
-    /* a Gaudi1 pool would be corrupted by a range it never gave out */
+    /* a pool would be corrupted by a range it never gave out */
     ucs_recursive_spin_lock(&dev->mem.lock);
     pgt_region = ucs_pgtable_lookup(&dev->mem.allocs, mem->dva);
     if ((pgt_region == NULL) || (pgt_region->start != mem->dva) ||
@@ -462,27 +551,38 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
         dev->mem.free_cb(dev->mem.free_arg, mem->dva, mem->length);
     }
 
-    /* an exported allocation may still be imported by a peer: the driver
-     * then refuses the UNMAP (EINVAL), which is not an error here */
-    status = uct_gaudi_mem_release(dev, mem->dva, mem->length, mem->handle,
-                                   exported ? UCS_LOG_LEVEL_DEBUG :
-                                              UCS_LOG_LEVEL_ERROR);
-    if ((status != UCS_OK) && !dev->failed && !exported) {
-        return status;
-    }
-
-    /* gone, or deferred, or the device failed and its context is dead */
     region = uct_gaudi_mem_untrack(dev, mem->dva);
-    if ((status != UCS_OK) && !dev->failed) {
-        status = uct_gaudi_mem_defer(dev, region);
+    if (region == NULL) {
+        return UCS_ERR_INVALID_PARAM; /* freed meanwhile by another thread */
     }
 
+    chunk = region->chunk;
     ucs_free(region);
-    return status;
+    if (chunk == NULL) {
+        uct_gaudi_mem_release_phys(dev, mem->dva, mem->length);
+        return UCS_OK;
+    }
+
+    ucs_recursive_spin_lock(&dev->mem.lock);
+    empty = uct_gaudi_chunk_put(chunk, mem->dva, mem->length, exported);
+    if (empty) {
+        ucs_list_del(&chunk->list);
+        --dev->mem.num_chunks;
+    }
+    ucs_recursive_spin_unlock(&dev->mem.lock);
+
+    /* an empty chunk goes back to the HBM at once: it is a large piece of
+     * it, and a process holding one idle would starve the others */
+    if (empty) {
+        uct_gaudi_mem_chunk_drop(dev, chunk);
+    }
+
+    return UCS_OK;
 }
 
 ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
-                                size_t length, int exporting,
+                                size_t length,
+                                uct_gaudi_mem_export_mark_t mark,
                                 uct_gaudi_mem_t *mem)
 {
     uct_gaudi_mem_region_t *region;
@@ -494,12 +594,21 @@ ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
     if ((pgt_region != NULL) &&
         uct_gaudi_mem_in_range(addr, length, pgt_region->start,
                                pgt_region->end - pgt_region->start)) {
-        region         = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
-        mem->dva       = pgt_region->start;
-        mem->length    = pgt_region->end - pgt_region->start;
-        mem->handle    = region->handle;
-        region->exported |= exporting;
-        status         = UCS_OK;
+        region      = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
+        mem->dva    = pgt_region->start;
+        mem->length = pgt_region->end - pgt_region->start;
+        if (region->chunk != NULL) {
+            mem->handle       = region->chunk->handle;
+            mem->chunk_dva    = region->chunk->dva;
+            mem->chunk_length = region->chunk->length;
+            region->chunk->exported |= (mark == UCT_GAUDI_MEM_EXPORT_CHUNK);
+        } else {
+            mem->handle       = 0;
+            mem->chunk_dva    = mem->dva;
+            mem->chunk_length = mem->length;
+        }
+        region->exported |= (mark == UCT_GAUDI_MEM_EXPORT_ALLOC);
+        status            = UCS_OK;
     } else {
         status = UCS_ERR_NO_ELEM;
     }
@@ -578,17 +687,6 @@ int uct_gaudi_mem_is_device_address(uct_gaudi_dev_t *dev, uint64_t addr,
            UCS_OK;
 }
 
-static void uct_gaudi_mem_drop_deferred(uct_gaudi_dev_t *dev)
-{
-    uct_gaudi_mem_deferred_t *deferred, *tmp;
-
-    ucs_list_for_each_safe(deferred, tmp, &dev->mem.deferred, list) {
-        ucs_list_del(&deferred->list);
-        ucs_free(deferred);
-    }
-    dev->mem.num_deferred = 0;
-}
-
 static void uct_gaudi_mem_purge_cb(const ucs_pgtable_t *pgtable,
                                    ucs_pgt_region_t *pgt_region, void *arg)
 {
@@ -603,9 +701,9 @@ static void uct_gaudi_mem_purge_cb(const ucs_pgtable_t *pgtable,
         uct_gaudi_mem_memtype_unset(pgt_region->start, length);
     }
 
-    if (!dev->failed) {
-        uct_gaudi_mem_release(dev, pgt_region->start, length, region->handle,
-                              UCS_LOG_LEVEL_ERROR);
+    /* chunks are released after all their allocations */
+    if ((region->chunk == NULL) && !dev->failed) {
+        uct_gaudi_mem_release_phys(dev, pgt_region->start, length);
     }
 
     ucs_free(region);
@@ -614,13 +712,24 @@ static void uct_gaudi_mem_purge_cb(const ucs_pgtable_t *pgtable,
 void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev)
 {
     uct_gaudi_mem_ctx_t *ctx = &dev->mem;
+    uct_gaudi_chunk_t *chunk, *tmp;
 
     ucs_pgtable_purge(&ctx->allocs, uct_gaudi_mem_purge_cb, dev);
+    ucs_list_for_each_safe(chunk, tmp, &ctx->chunks, list) {
+        ucs_list_del(&chunk->list);
+        uct_gaudi_mem_chunk_drop(dev, chunk);
+    }
+    ctx->num_chunks = 0;
+
     if (uct_gaudi_mem_retry_deferred(dev) > 0) {
         /* closing the device drops them with everything else */
-        ucs_debug("%s: %u freed allocations still imported by peers at "
-                  "close", dev->name, ctx->num_deferred);
-        uct_gaudi_mem_drop_deferred(dev);
+        ucs_debug("%s: %u freed chunks still imported by peers at close",
+                  dev->name, ctx->num_deferred);
+        ucs_list_for_each_safe(chunk, tmp, &ctx->deferred, list) {
+            ucs_list_del(&chunk->list);
+            uct_gaudi_chunk_destroy(chunk);
+        }
+        ctx->num_deferred = 0;
     }
     ucs_pgtable_cleanup(&ctx->allocs);
     uct_gaudi_pool_cleanup(&ctx->pool);

@@ -8,11 +8,13 @@
 #define UCT_GAUDI_MEM_H_
 
 /*
- * Device memory of the owned device (HL_MEM_OP_ALLOC/MAP/UNMAP/FREE; Gaudi1:
- * a user-space pool over physical HBM) and userptr maps of host memory.
+ * Device memory of the owned device (Gaudi2+: allocations carved out of
+ * HL_MEM_OP_ALLOC + MAP chunks, gaudi_chunk.h; Gaudi1: a user-space pool
+ * over physical HBM) and userptr maps of host memory.
  * Addresses are device addresses (uint64_t): never dereference them.
  */
 
+#include "gaudi_chunk.h"
 #include "gaudi_dev.h"
 #include "gaudi_pool.h"
 
@@ -30,10 +32,22 @@ BEGIN_C_DECLS
 
 /* One device allocation */
 typedef struct uct_gaudi_mem {
-    uint64_t handle;  /* ALLOC handle (Gaudi2+); 0 on Gaudi1 */
-    uint64_t dva;     /* device VA (Gaudi2+) or physical address (Gaudi1) */
-    size_t   length;  /* allocated length, rounded up to the device page */
+    uint64_t handle;       /* ALLOC handle of its chunk (Gaudi2+); 0 on
+                              Gaudi1 */
+    uint64_t dva;          /* device VA (Gaudi2+) or physical address
+                              (Gaudi1) */
+    size_t   length;       /* rounded up to UCT_GAUDI_CHUNK_ALIGN */
+    uint64_t chunk_dva;    /* MAP VA of its chunk (Gaudi1: dva) */
+    size_t   chunk_length; /* length of its chunk (Gaudi1: length) */
 } uct_gaudi_mem_t;
+
+
+/* What uct_gaudi_mem_find() marks as exported */
+typedef enum {
+    UCT_GAUDI_MEM_EXPORT_NONE,   /* a lookup only */
+    UCT_GAUDI_MEM_EXPORT_ALLOC,  /* the allocation (address + offset form) */
+    UCT_GAUDI_MEM_EXPORT_CHUNK   /* its whole chunk (6.1 handle form) */
+} uct_gaudi_mem_export_mark_t;
 
 
 /* Called when an exported allocation is freed, before it is given back:
@@ -47,10 +61,13 @@ typedef struct uct_gaudi_mem_ctx {
     ucs_recursive_spinlock_t lock;      /* protects allocs and pool */
     ucs_pgtable_t            allocs;    /* live allocations of this process */
     uct_gaudi_pool_t         pool;      /* Gaudi1 physical HBM pool */
-    uint64_t                 granule;   /* allocation rounding */
+    uint64_t                 granule;   /* chunk rounding: the ALLOC page */
     unsigned                 count;     /* number of live allocations */
-    ucs_list_link_t          deferred;  /* freed, release refused: exported
-                                           memory a peer still imports */
+    ucs_list_link_t          chunks;    /* Gaudi2+ chunks in use */
+    unsigned                 num_chunks;
+    ucs_list_link_t          deferred;  /* chunks whose release the driver
+                                           refused: exported memory a peer
+                                           still imports */
     unsigned                 num_deferred;
     uct_gaudi_mem_free_cb_t  free_cb;   /* exported allocation freed */
     void                     *free_arg;
@@ -63,18 +80,23 @@ void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev);
 
 
 /**
- * Allocate @a length bytes of device memory: Gaudi2 ALLOC + MAP; Gaudi1 a
- * range of the physical pool plus the driver's ALLOC accounting call.
+ * Allocate @a length bytes of device memory, aligned to and rounded up to
+ * UCT_GAUDI_CHUNK_ALIGN: Gaudi2+ carved from a chunk (a new ALLOC + MAP of
+ * whole device pages when no chunk has room); Gaudi1 a range of the
+ * physical pool plus the driver's ALLOC accounting call.
  */
 ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
                                  uct_gaudi_mem_t *mem);
 
 
 /**
- * Free an allocation of uct_gaudi_mem_alloc() (UNMAP + FREE). An exported
- * allocation that a peer still imports cannot be unmapped yet (the driver
- * refuses with EINVAL): it is forgotten by this process at once and its
- * release is retried later (uct_gaudi_mem_retry_deferred()).
+ * Free an allocation of uct_gaudi_mem_alloc(). A chunk left with no live
+ * allocation is given back to the driver (UNMAP + FREE). An exported
+ * allocation stays out of reuse until its chunk goes, since a peer may
+ * still import it; a chunk the driver refuses to release while a peer
+ * holds an export of it (UNMAP refused; 6.1: FREE refused) is forgotten by
+ * this process at once and its release retried later
+ * (uct_gaudi_mem_retry_deferred()).
  */
 ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem);
 
@@ -90,13 +112,14 @@ unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev);
 
 /**
  * The live allocation of this process that contains [addr, addr + length),
- * in @a mem (start, length, handle). With @a exporting, the allocation is
- * marked as exported: its later free may be deferred.
+ * in @a mem (start, length, chunk). @a mark tells what is being exported
+ * (the allocation or its whole chunk): its release then waits for peers.
  *
  * @return UCS_OK or UCS_ERR_NO_ELEM.
  */
 ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
-                                size_t length, int exporting,
+                                size_t length,
+                                uct_gaudi_mem_export_mark_t mark,
                                 uct_gaudi_mem_t *mem);
 
 

@@ -17,7 +17,6 @@
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/string.h>
-#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -44,10 +43,34 @@ typedef struct {
 static struct {
     pthread_mutex_t lock;
     uct_gaudi_dev_t dev;
+    char            last_failure[UCT_GAUDI_ASSIGN_ERROR_MAX]; /* said */
 } uct_gaudi_own = {
     .lock = PTHREAD_MUTEX_INITIALIZER
 };
 
+
+/* Every MD open asks for the device again: say a failure once, not once per
+ * MD (a repeat goes to the debug log); a success makes it new again */
+static void uct_gaudi_own_report(ucs_log_level_t level, const char *fmt, ...)
+    UCS_F_PRINTF(2, 3);
+static void uct_gaudi_own_report(ucs_log_level_t level, const char *fmt, ...)
+{
+    char msg[UCT_GAUDI_ASSIGN_ERROR_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+
+    if (!strcmp(msg, uct_gaudi_own.last_failure)) {
+        ucs_debug("%s", msg);
+        return;
+    }
+
+    ucs_strncpy_safe(uct_gaudi_own.last_failure, msg,
+                     sizeof(uct_gaudi_own.last_failure));
+    ucs_log(level, "%s", msg);
+}
 
 /* Check that @a fd is a compute node of the device described by @a info */
 static ucs_status_t uct_gaudi_own_verify(int fd,
@@ -89,7 +112,8 @@ static const uct_gaudi_dev_info_t *uct_gaudi_own_find_minor(int minor)
 }
 
 /* Adopt a usable compute fd of this process, if @a fd is one */
-static int uct_gaudi_own_try_adopt(uct_gaudi_dev_t *dev, int fd)
+static int uct_gaudi_own_try_adopt(uct_gaudi_dev_t *dev, int fd,
+                                   uct_gaudi_assign_t *assign)
 {
     const uct_gaudi_dev_info_t *info;
     char path[UCT_GAUDI_PATH_MAX];
@@ -114,13 +138,15 @@ static int uct_gaudi_own_try_adopt(uct_gaudi_dev_t *dev, int fd)
     dev->info    = info;
     dev->fd      = fd;
     dev->adopted = 1;
-    ucs_debug("%s: adopted fd %d (%s) already open in this process",
-              info->name, fd, path);
+    assign->rule = UCT_GAUDI_ASSIGN_ADOPTED;
+    ucs_snprintf_safe(assign->why, sizeof(assign->why), "the compute node "
+                      "this process already had open (fd %d, %s)", fd, path);
     return 1;
 }
 
 /* A compute node this process already holds: never open a device twice */
-static ucs_status_t uct_gaudi_own_adopt(uct_gaudi_dev_t *dev)
+static ucs_status_t uct_gaudi_own_adopt(uct_gaudi_dev_t *dev,
+                                        uct_gaudi_assign_t *assign)
 {
     struct dirent *entry;
     char *end;
@@ -139,7 +165,7 @@ static ucs_status_t uct_gaudi_own_adopt(uct_gaudi_dev_t *dev)
             continue;
         }
 
-        if (uct_gaudi_own_try_adopt(dev, (int)fd)) {
+        if (uct_gaudi_own_try_adopt(dev, (int)fd, assign)) {
             closedir(dir);
             return UCS_OK;
         }
@@ -172,72 +198,12 @@ static int uct_gaudi_own_open_node(uct_gaudi_dev_t *dev,
     return 0;
 }
 
-static const uct_gaudi_dev_info_t *uct_gaudi_own_find_spec(const char *spec)
+/* A forced rule named this device: that one or none */
+static ucs_status_t uct_gaudi_own_open_forced(uct_gaudi_dev_t *dev,
+                                              const uct_gaudi_assign_t *assign)
 {
-    const uct_gaudi_dev_info_t *info;
-    ucs_sys_bus_id_t bus_id;
-    unsigned long value;
-    unsigned i;
-    char *end;
-
-    if (!strncmp(spec, "module:", 7)) {
-        value = strtoul(spec + 7, &end, 10);
-        if ((end == spec + 7) || (*end != '\0')) {
-            return NULL;
-        }
-
-        for (i = 0; i < uct_gaudi_base_num_devices(); ++i) {
-            info = uct_gaudi_base_device(i);
-            if (info->module_id == value) {
-                return info;
-            }
-        }
-
-        return NULL;
-    }
-
-    value = strtoul(spec, &end, 10);
-    if ((end != spec) && (*end == '\0') && isdigit((unsigned char)spec[0])) {
-        return (value < UINT_MAX) ? uct_gaudi_base_device(value) : NULL;
-    }
-
-    if (uct_gaudi_dev_parse_bus_id(spec, &bus_id) != UCS_OK) {
-        return NULL;
-    }
-
-    for (i = 0; i < uct_gaudi_base_num_devices(); ++i) {
-        info = uct_gaudi_base_device(i);
-        if (uct_gaudi_dev_is_at(info, &bus_id)) {
-            return info;
-        }
-    }
-
-    return NULL;
-}
-
-/* The device UCX_GAUDI_DEVICE names (not "auto") */
-static ucs_status_t uct_gaudi_own_open_selected(uct_gaudi_dev_t *dev,
-                                                const char *spec)
-{
-    const uct_gaudi_dev_info_t *info;
+    const uct_gaudi_dev_info_t *info = assign->device;
     int err;
-
-    info = uct_gaudi_own_find_spec(spec);
-    if (info == NULL) {
-        ucs_error("UCX_GAUDI_DEVICE=%s does not name one of the %u Gaudi "
-                  "devices (use auto, a logical index, a PCI bus id or "
-                  "module:<id>)", spec, uct_gaudi_base_num_devices());
-        return UCS_ERR_NO_DEVICE;
-    }
-
-    if (!info->usable) {
-        ucs_error("UCX_GAUDI_DEVICE=%s selects %s (%s, %s), which cannot be "
-                  "used: %s", spec, info->name,
-                  uct_gaudi_dev_asic_name(info->asic), info->bus_id,
-                  (info->asic == UCT_GAUDI_ASIC_GAUDI3) ?
-                  "Gaudi3 DMA is not supported" : "device not operational");
-        return UCS_ERR_UNSUPPORTED;
-    }
 
     if (uct_gaudi_own_open_node(dev, info) == 0) {
         return UCS_OK;
@@ -245,74 +211,120 @@ static ucs_status_t uct_gaudi_own_open_selected(uct_gaudi_dev_t *dev,
 
     err = errno;
     if (err == EBUSY) {
-        ucs_error("%s (%s) selected by UCX_GAUDI_DEVICE=%s is busy (owned by "
-                  "another process)", info->name, info->bus_id, spec);
+        uct_gaudi_own_report(UCS_LOG_LEVEL_ERROR, "%s (module %u, bus %s) "
+                             "chosen by %s is busy (owned by another "
+                             "process); UCX continues without the Gaudi "
+                             "transports", info->name, info->module_id,
+                             info->bus_id, assign->why);
     } else {
-        ucs_error("failed to open %s (%s) selected by UCX_GAUDI_DEVICE=%s: "
-                  "%s", info->compute_path, info->name, spec, strerror(err));
+        uct_gaudi_own_report(UCS_LOG_LEVEL_ERROR, "failed to open %s (%s, "
+                             "module %u) chosen by %s: %s; UCX continues "
+                             "without the Gaudi transports",
+                             info->compute_path, info->name, info->module_id,
+                             assign->why, strerror(err));
     }
 
     return uct_gaudi_err_status(err);
 }
 
-static ucs_status_t uct_gaudi_own_scan_result(const uct_gaudi_own_scan_t *scan)
+static ucs_status_t uct_gaudi_own_scan_result(const uct_gaudi_own_scan_t *scan,
+                                              const uct_gaudi_assign_t *assign)
 {
-    static int gaudi3_reported = 0;
-
     if (scan->candidates == 0) {
-        if (!gaudi3_reported) {
-            gaudi3_reported = 1;
-            ucs_warn("none of the %u Gaudi devices can be used (Gaudi3 DMA is "
-                     "not supported; other devices are not operational)",
-                     uct_gaudi_base_num_devices());
-        }
+        uct_gaudi_own_report(UCS_LOG_LEVEL_WARN, "none of the %u Gaudi "
+                             "devices%s can be used (Gaudi3 DMA is not "
+                             "supported; other devices are not operational)",
+                             uct_gaudi_base_num_devices(), assign->why);
         return UCS_ERR_UNSUPPORTED;
     }
 
     if (scan->busy == scan->candidates) {
-        ucs_warn("all %u Gaudi devices are busy (owned by other processes)",
-                 scan->candidates);
+        uct_gaudi_own_report(UCS_LOG_LEVEL_WARN, "all %u Gaudi devices%s are "
+                             "busy (owned by other processes)",
+                             scan->candidates, assign->why);
         return UCS_ERR_BUSY;
     }
 
-    ucs_warn("no Gaudi device could be opened: %u busy, %u unavailable "
-             "(last error: %s)", scan->busy, scan->unavailable,
-             strerror(scan->last_err));
+    uct_gaudi_own_report(UCS_LOG_LEVEL_WARN, "no Gaudi device%s could be "
+                         "opened: %u busy, %u unavailable (last error: %s)",
+                         assign->why, scan->busy, scan->unavailable,
+                         strerror(scan->last_err));
     return (scan->busy > 0) ? UCS_ERR_BUSY : UCS_ERR_NO_DEVICE;
 }
 
-/* The first free device in logical order */
-static ucs_status_t uct_gaudi_own_open_first(uct_gaudi_dev_t *dev)
+/* Try the devices of @a mask in logical order; 1 if one was opened */
+static int uct_gaudi_own_try_mask(uct_gaudi_dev_t *dev, uint64_t mask,
+                                  uct_gaudi_own_scan_t *scan)
 {
-    uct_gaudi_own_scan_t scan = {0, 0, 0, 0};
     const uct_gaudi_dev_info_t *info;
     unsigned i;
 
     for (i = 0; i < uct_gaudi_base_num_devices(); ++i) {
-        info = uct_gaudi_base_device(i);
-        if (!info->usable) {
+        if (!(mask & UCS_BIT(i))) {
             continue;
         }
 
-        ++scan.candidates;
+        info = uct_gaudi_base_device(i);
+        ++scan->candidates;
         if (uct_gaudi_own_open_node(dev, info) == 0) {
-            return UCS_OK;
+            return 1;
         }
 
-        scan.last_err = errno;
-        if (scan.last_err == EBUSY) {
-            ++scan.busy;
+        scan->last_err = errno;
+        if (scan->last_err == EBUSY) {
+            ++scan->busy;
             ucs_debug("%s is busy (owned by another process)", info->name);
         } else {
-            ++scan.unavailable;
+            ++scan->unavailable;
             ucs_debug("%s is unavailable: %s%s", info->name,
-                      strerror(scan.last_err),
-                      (scan.last_err == EAGAIN) ? " (resetting)" :
-                      (scan.last_err == EPERM) ? " (not operational)" : "");
+                      strerror(scan->last_err),
+                      (scan->last_err == EAGAIN) ? " (resetting)" :
+                      (scan->last_err == EPERM) ? " (not operational)" : "");
         }
     }
 
-    return uct_gaudi_own_scan_result(&scan);
+    return 0;
+}
+
+/* The NUMA rule (the preferred candidates), then the first-free rule */
+static ucs_status_t uct_gaudi_own_open_scan(uct_gaudi_dev_t *dev,
+                                            uct_gaudi_assign_t *assign)
+{
+    uct_gaudi_own_scan_t scan = {0, 0, 0, 0};
+
+    if (uct_gaudi_own_try_mask(dev, assign->preferred, &scan) ||
+        uct_gaudi_own_try_mask(dev, assign->candidates & ~assign->preferred,
+                               &scan)) {
+        uct_gaudi_assign_scan_taken(assign, dev->info);
+        return UCS_OK;
+    }
+
+    return uct_gaudi_own_scan_result(&scan, assign);
+}
+
+/* The device the assignment rules give this process, opened */
+static ucs_status_t uct_gaudi_own_open_assigned(uct_gaudi_dev_t *dev,
+                                                uct_gaudi_assign_t *assign)
+{
+    const uct_gaudi_base_config_t *config = uct_gaudi_base_config();
+    uct_gaudi_assign_env_t env;
+    ucs_status_t status;
+    long fake_numa;
+
+    /* the emulator's test knob stands for the CPU affinity of the process */
+    fake_numa = (uct_gaudi_seam_is_emulated() &&
+                 (config->emu_proc_numa != UCS_ULUNITS_AUTO)) ?
+                (long)config->emu_proc_numa : -1;
+    uct_gaudi_assign_read_env(config->device, fake_numa, &env);
+    status = uct_gaudi_assign_plan(&env, uct_gaudi_base_devices(),
+                                   uct_gaudi_base_num_devices(), assign);
+    if (status != UCS_OK) {
+        uct_gaudi_own_report(UCS_LOG_LEVEL_ERROR, "%s", assign->error);
+        return status;
+    }
+
+    return (assign->device != NULL) ? uct_gaudi_own_open_forced(dev, assign) :
+                                      uct_gaudi_own_open_scan(dev, assign);
 }
 
 static void uct_gaudi_own_memtype_register(uct_gaudi_dev_t *dev)
@@ -337,23 +349,22 @@ static void uct_gaudi_own_memtype_register(uct_gaudi_dev_t *dev)
 
 static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
 {
-    const char *spec = uct_gaudi_base_config()->device;
+    uct_gaudi_assign_t assign;
     ucs_status_t status;
 
     memset(dev, 0, sizeof(*dev));
     dev->fd         = -1;
     dev->can_import = -1;
-    status          = uct_gaudi_own_adopt(dev);
+    status          = uct_gaudi_own_adopt(dev, &assign);
     if (status == UCS_ERR_NO_ELEM) {
-        status = strcasecmp(spec, "auto") ?
-                 uct_gaudi_own_open_selected(dev, spec) :
-                 uct_gaudi_own_open_first(dev);
+        status = uct_gaudi_own_open_assigned(dev, &assign);
     }
 
     if (status != UCS_OK) {
         return status;
     }
 
+    dev->assigned_by = assign.rule;
     ucs_strncpy_safe(dev->name, dev->info->name, sizeof(dev->name));
     ucs_spinlock_init(&dev->lock, 0);
     status = uct_gaudi_mem_init(dev);
@@ -367,10 +378,10 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
     }
 
     uct_gaudi_own_memtype_register(dev);
-    ucs_debug("%s: owned %s (%s, bus %s, numa %d)%s", dev->name,
-              dev->info->compute_path, uct_gaudi_dev_asic_name(dev->info->asic),
-              dev->info->bus_id, dev->info->numa_node,
-              dev->adopted ? ", adopted" : "");
+    /* which device and why: what an MPI job's user checks first */
+    ucs_info("%s (module %u, bus %s, NUMA node %d, %s): chosen by %s",
+             dev->name, dev->info->module_id, dev->info->bus_id,
+             dev->info->numa_node, dev->info->compute_path, assign.why);
     return UCS_OK;
 
 err_mem:
@@ -407,7 +418,8 @@ ucs_status_t uct_gaudi_dev_acquire(uct_gaudi_dev_t **dev_p)
     }
 
     ++dev->refcount;
-    *dev_p = dev;
+    *dev_p                        = dev;
+    uct_gaudi_own.last_failure[0] = '\0';
 out:
     pthread_mutex_unlock(&uct_gaudi_own.lock);
     return status;

@@ -14,6 +14,7 @@
  * compute node the application already opened is adopted, never reopened.
  */
 
+#include "gaudi_assign.h"
 #include "gaudi_dev.h"
 #include "gaudi_dma.h"
 #include "gaudi_mem.h"
@@ -34,6 +35,7 @@ struct uct_gaudi_dev {
     char                       name[UCT_GAUDI_DEV_NAME_MAX]; /* "gaudiN" */
     int                        fd;             /* compute node */
     int                        adopted;        /* fd opened by the app */
+    uct_gaudi_assign_rule_t    assigned_by;    /* rule that chose it */
     unsigned                   refcount;       /* acquire - release */
     ucs_spinlock_t             lock;           /* protects the failed state */
     volatile int               failed;         /* reset/removed: unusable */
@@ -48,12 +50,16 @@ struct uct_gaudi_dev {
 /**
  * Get the device of this process, opening it on first use: adopt a compute
  * node this process already holds, else the device UCX_GAUDI_DEVICE selects,
- * else the first free one in logical order.
+ * else the one the rules of Habana's runtime assign (gaudi_assign.h). The
+ * choice and its rule are logged at info level.
  *
- * @return UCS_OK; UCS_ERR_BUSY when every device is owned by other
- *         processes (with one message saying so); UCS_ERR_NO_DEVICE when
- *         there is no Gaudi; UCS_ERR_UNSUPPORTED when only unsupported
- *         (Gaudi3) devices exist; other errors, logged.
+ * @return UCS_OK; UCS_ERR_BUSY when every candidate device, or the one
+ *         device a rule forces, is owned by other processes (with one
+ *         message saying so; no other device is taken); UCS_ERR_NO_DEVICE
+ *         when there is no Gaudi or the rules name none;
+ *         UCS_ERR_INVALID_PARAM for malformed assignment variables;
+ *         UCS_ERR_UNSUPPORTED when only unsupported (Gaudi3) devices exist;
+ *         other errors, logged.
  */
 ucs_status_t uct_gaudi_dev_acquire(uct_gaudi_dev_t **dev_p);
 

@@ -71,7 +71,8 @@ uct_gaudi_seam_emu_config(const uct_gaudi_base_config_t *config,
     memset(emu_config, 0, sizeof(*emu_config));
     emu_config->num_devices = config->emu_devices;
     emu_config->asic        = uct_gaudi_seam_emu_asics[config->emu_asic];
-    emu_config->hbm_size    = config->emu_hbm_size;
+    emu_config->hbm_size    = (config->emu_hbm_size == UCS_MEMUNITS_AUTO) ?
+                              0 : config->emu_hbm_size;
     emu_config->abi         = (uct_gaudi_abi_t)config->emu_abi;
     emu_config->oot_import  = config->emu_oot_import;
     emu_config->exec        = (gaudi_emu_exec_t)config->emu_exec;
@@ -80,6 +81,7 @@ uct_gaudi_seam_emu_config(const uct_gaudi_base_config_t *config,
     emu_config->state_dir   = (strlen(config->emu_state_dir) > 0) ?
                               config->emu_state_dir : NULL;
     emu_config->faults      = config->emu_faults;
+    emu_config->numa_nodes  = config->emu_numa_nodes;
 }
 
 static const char *uct_gaudi_seam_emu_error(void *handle)

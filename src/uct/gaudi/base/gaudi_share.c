@@ -21,6 +21,26 @@
 #include <string.h>
 
 
+/* The 6.1 ABI exports an ALLOC handle, with no offset: a whole chunk */
+static int uct_gaudi_mem_export_whole(const uct_gaudi_dev_t *dev)
+{
+    return (dev->info->asic != UCT_GAUDI_ASIC_GAUDI1) &&
+           (uct_gaudi_ioctl_abi() == UCT_GAUDI_ABI_MISC);
+}
+
+void uct_gaudi_mem_export_range(const uct_gaudi_dev_t *dev,
+                                const uct_gaudi_mem_t *mem, uint64_t *base_p,
+                                size_t *length_p)
+{
+    if (uct_gaudi_mem_export_whole(dev)) {
+        *base_p   = mem->chunk_dva;
+        *length_p = mem->chunk_length;
+    } else {
+        *base_p   = mem->dva;
+        *length_p = mem->length;
+    }
+}
+
 ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
                                   size_t length, uct_gaudi_export_t *exp)
 {
@@ -28,26 +48,34 @@ ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
     union hl_mem_args args;
     uct_gaudi_mem_t mem;
     ucs_status_t status;
+    int whole;
 
     status = uct_gaudi_dev_check(dev);
     if (status != UCS_OK) {
         return status;
     }
 
-    if (uct_gaudi_mem_find(dev, addr, length, 1, &mem) != UCS_OK) {
+    whole = uct_gaudi_mem_export_whole(dev);
+    if (uct_gaudi_mem_find(dev, addr, length,
+                           whole ? UCT_GAUDI_MEM_EXPORT_CHUNK :
+                                   UCT_GAUDI_MEM_EXPORT_ALLOC,
+                           &mem) != UCS_OK) {
         ucs_error("%s: cannot export 0x%" PRIx64 "+%zu: not inside a device "
                   "allocation made by this process through UCX", dev->name,
                   addr, length);
         return UCS_ERR_INVALID_ADDR;
     }
 
-    in.mem_size = mem.length;
-    in.offset   = 0;
-    if ((dev->info->asic != UCT_GAUDI_ASIC_GAUDI1) &&
-        (uct_gaudi_ioctl_abi() == UCT_GAUDI_ABI_MISC)) {
-        in.addr = mem.handle;   /* 6.1: the ALLOC handle */
+    if (whole) {
+        /* 6.1: the ALLOC handle, no offset: the whole chunk */
+        in.addr     = mem.handle;
+        in.offset   = 0;
+        in.mem_size = mem.chunk_length;
     } else {
-        in.addr = mem.dva;      /* Gaudi2+: the MAP VA; Gaudi1: physical */
+        /* Gaudi2+: the chunk's MAP VA + offset; Gaudi1: physical */
+        in.addr     = mem.chunk_dva;
+        in.offset   = mem.dva - mem.chunk_dva;
+        in.mem_size = mem.length;
     }
 
     memset(&args, 0, sizeof(args));
@@ -62,23 +90,23 @@ ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
         return status;
     }
 
-    exp->fd     = args.out.fd;
-    exp->base   = mem.dva;
-    exp->length = mem.length;
+    exp->fd = args.out.fd;
+    uct_gaudi_mem_export_range(dev, &mem, &exp->base, &exp->length);
     ucs_trace("%s: exported 0x%" PRIx64 "+%zu as DMA-BUF fd %d", dev->name,
               exp->base, exp->length, exp->fd);
     return UCS_OK;
 }
 
-int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev)
+/* Op 99 per device of this process: 0 not probed yet, else 1 + answer.
+ * Upstream drivers log an error for an unknown op: probe at most once per
+ * process and device */
+static uint8_t uct_gaudi_share_import_probed[UCT_GAUDI_MAX_MINOR];
+
+static int uct_gaudi_share_probe_import(uct_gaudi_dev_t *dev)
 {
     struct uct_gaudi_mem_reg_dmabuf_in in = {.fd = (uint64_t)-1};
     union hl_mem_args args;
-    int ret;
-
-    if (dev->can_import >= 0) {
-        return dev->can_import;
-    }
+    int ret, can_import;
 
     /* An invalid fd tells the two drivers apart: the out-of-tree driver
      * looks the fd up (EBADF), upstream does not know the op (EINVAL) */
@@ -86,11 +114,41 @@ int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev)
     memcpy(&args.in, &in, sizeof(in));
     args.in.op = UCT_GAUDI_MEM_OP_REG_DMABUF_FD;
     ret        = uct_gaudi_ioctl(dev->fd, UCT_GAUDI_IOC_MEMORY, &args);
-    dev->can_import = (ret < 0) && (errno == EBADF);
+    can_import = (ret < 0) && (errno == EBADF);
     ucs_debug("%s: DMA-BUF import (op %d) %s (probe: %s)", dev->name,
               UCT_GAUDI_MEM_OP_REG_DMABUF_FD,
-              dev->can_import ? "supported" : "not supported",
+              can_import ? "supported" : "not supported",
               (ret < 0) ? strerror(errno) : "accepted an invalid fd");
+    return can_import;
+}
+
+int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev)
+{
+    uint8_t *probed;
+
+    if (dev->can_import >= 0) {
+        return dev->can_import;
+    }
+
+    if (uct_gaudi_ioctl_abi() != UCT_GAUDI_ABI_DRM) {
+        /* op 99 exists only in Habana's out-of-tree driver, which speaks
+         * the DRM ioctl generation: what the node layout and codes state
+         * is enough, no probe */
+        ucs_debug("%s: DMA-BUF import (op %d) not supported: the driver "
+                  "speaks the %s ioctl generation", dev->name,
+                  UCT_GAUDI_MEM_OP_REG_DMABUF_FD,
+                  uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
+        dev->can_import = 0;
+        return 0;
+    }
+
+    probed = &uct_gaudi_share_import_probed[dev->info->index %
+                                            UCT_GAUDI_MAX_MINOR];
+    if (*probed == 0) {
+        *probed = 1 + uct_gaudi_share_probe_import(dev);
+    }
+
+    dev->can_import = *probed - 1;
     return dev->can_import;
 }
 

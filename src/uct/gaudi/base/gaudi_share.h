@@ -15,6 +15,7 @@
  */
 
 #include "gaudi_dev.h"
+#include "gaudi_mem.h"
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
@@ -27,17 +28,28 @@ BEGIN_C_DECLS
 /* An exported allocation */
 typedef struct uct_gaudi_export {
     int      fd;      /* the DMA-BUF; owned by the caller */
-    uint64_t base;    /* start of the allocation (Gaudi1: physical) */
+    uint64_t base;    /* start of what it holds (Gaudi1: physical) */
     size_t   length;  /* its length = the DMA-BUF size */
 } uct_gaudi_export_t;
 
 
 /**
+ * What a DMA-BUF export of allocation @a mem holds: the allocation itself,
+ * or with the 6.1 ABI (handle form, no offset) its whole chunk. This range
+ * is the export's identity (uct_gaudi_mem_free_cb_t gets it).
+ */
+void uct_gaudi_mem_export_range(const uct_gaudi_dev_t *dev,
+                                const uct_gaudi_mem_t *mem, uint64_t *base_p,
+                                size_t *length_p);
+
+
+/**
  * Export the whole allocation of this process that contains
  * [addr, addr + length), in the form the driver generation and ASIC need:
- * Gaudi2+ the MAP VA (offset 0), the 6.1 ABI the ALLOC handle, Gaudi1 the
- * physical address. Marks the allocation as exported (uct_gaudi_mem_free()
- * then tolerates importers that still hold it).
+ * Gaudi2+ its chunk's MAP VA plus the allocation's offset in it, the 6.1
+ * ABI the chunk's ALLOC handle (the whole chunk), Gaudi1 the physical
+ * address. Marks what is exported (uct_gaudi_mem_free() then tolerates
+ * importers that still hold it).
  *
  * @return UCS_ERR_INVALID_ADDR if the range is not inside one allocation
  *         made by this process (uct_gaudi_mem_alloc()).
