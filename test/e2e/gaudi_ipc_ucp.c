@@ -50,17 +50,26 @@
  * up in the libuct_gaudi UCX loaded), or with -S through tag messages to an
  * endpoint to the process's own worker (UCP's gaudi_copy staging).
  *
+ * -A (application memory): the Gaudi buffer is allocated the way an
+ * application's own runtime does it, by HL_MEM_OP_ALLOC + MAP ioctls on the
+ * compute fd the process holds (through the driver seam UCX loaded), not by
+ * UCX, and then registered with ucp_mem_map; gaudi_ipc cannot export it,
+ * so transfers to and from it must still complete (staged), byte-exact.
+ *
  * OPTIONS: -p PORT (13337), -t TIMEOUT seconds (120), -s SIZES (comma
  * separated, default 8,65536,4194304,16777216), -o OPS (comma separated
  * subset of tag,put,get,am,am_auto; default tag,put,get,am), -1 (only the
- * client initiates), -P, -S.
+ * client initiates), -P, -S, -A.
  */
 
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* UCX's config.h, included first, may have it */
+#endif
 #include <ucp/api/ucp.h>
 #include <uct/gaudi/emu/gaudi_emu.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -118,6 +127,7 @@ static struct {
     int               one_way;
     int               passive;      /* -P: the peer not moving data idles */
     int               self_ep_copy; /* -S: fill/verify through UCP */
+    int               app_alloc;    /* -A: buffer allocated by the "app" */
     const char        *host;
 } opts = {
     .port    = 13337,
@@ -132,6 +142,8 @@ static ucp_ep_h     peer_ep;
 static ucp_ep_h     self_ep;
 static ucp_mem_h    dev_memh;
 static char         *dev_buf;     /* Gaudi memory, device VA */
+static int          app_fd = -1;  /* -A: compute fd the buffer is on */
+static uint64_t     app_handle;   /* -A: its ALLOC handle */
 static size_t       dev_buf_size;
 static ucp_rkey_h   peer_rkey;
 static uint64_t     peer_buf;     /* the peer's dev_buf */
@@ -700,6 +712,77 @@ static void ucp_warmup(void)
     free(in);
 }
 
+/* -A: allocate dev_buf as an application would, with the driver's own
+ * ioctls on the compute fd of this process (the one UCX owns), found in
+ * /proc/self/fd through the driver seam UCX loaded */
+typedef int (*gaudi_ioctl_func_t)(int fd, uct_gaudi_ioc_t ioc, void *arg);
+
+static int app_mem(uint32_t op, union hl_mem_args *args)
+{
+    static gaudi_ioctl_func_t ioctl_func;
+
+    if (ioctl_func == NULL) {
+        ioctl_func = (gaudi_ioctl_func_t)lib_symbol("libuct_gaudi.so",
+                                                    "uct_gaudi_ioctl");
+        CHECK(ioctl_func != NULL, "uct_gaudi_ioctl not found");
+    }
+    args->in.op = op;
+    return ioctl_func(app_fd, UCT_GAUDI_IOC_MEMORY, args);
+}
+
+static void app_find_fd(void)
+{
+    const uct_gaudi_drv_ops_t **ops;
+    char path[PATH_MAX];
+    struct dirent *entry;
+    int fd, n;
+    DIR *dir;
+
+    ops = (const uct_gaudi_drv_ops_t**)lib_symbol("libuct_gaudi.so",
+                                                  "uct_gaudi_seam_ops");
+    CHECK((ops != NULL) && (*ops != NULL), "uct_gaudi_seam_ops not found");
+    dir = opendir("/proc/self/fd");
+    CHECK(dir != NULL, "opendir(/proc/self/fd): %m");
+    while ((app_fd < 0) && ((entry = readdir(dir)) != NULL)) {
+        fd = atoi(entry->d_name);
+        if (((*ops)->fd_path(fd, path, sizeof(path)) >= 0) &&
+            ((sscanf(path, UCT_GAUDI_DEV_ACCEL_COMPUTE "%n", &n, &n) == 1) ||
+             (sscanf(path, UCT_GAUDI_DEV_MISC_COMPUTE "%n", &n, &n) == 1)) &&
+            (path[n] == '\0')) {
+            app_fd = fd;
+        }
+    }
+    closedir(dir);
+    CHECK(app_fd >= 0, "no Gaudi compute fd open in this process");
+}
+
+static void app_alloc(void)
+{
+    union hl_mem_args args;
+
+    app_find_fd();
+    memset(&args, 0, sizeof(args));
+    args.in.alloc.mem_size = dev_buf_size;
+    CHECK(app_mem(HL_MEM_OP_ALLOC, &args) == 0, "ALLOC: %m");
+    app_handle = args.out.handle;
+    memset(&args, 0, sizeof(args));
+    args.in.map_device.handle = app_handle;
+    CHECK(app_mem(HL_MEM_OP_MAP, &args) == 0, "MAP: %m");
+    dev_buf = (char*)(uintptr_t)args.out.device_virt_addr;
+}
+
+static void app_free(void)
+{
+    union hl_mem_args args;
+
+    memset(&args, 0, sizeof(args));
+    args.in.unmap.device_virt_addr = (uintptr_t)dev_buf;
+    CHECK(app_mem(HL_MEM_OP_UNMAP, &args) == 0, "UNMAP: %m");
+    memset(&args, 0, sizeof(args));
+    args.in.free.handle = app_handle;
+    CHECK(app_mem(HL_MEM_OP_FREE, &args) == 0, "FREE: %m");
+}
+
 static void ucp_connect(void)
 {
     ucp_mem_map_params_t mparams;
@@ -712,16 +795,24 @@ static void ucp_connect(void)
     uint64_t len, remote;
     ucs_status_t status;
 
-    /* our Gaudi buffer, allocated on the owned device */
+    /* our Gaudi buffer, allocated on the owned device by UCX or (-A) by
+     * the application itself */
     mparams.field_mask  = UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                           UCP_MEM_MAP_PARAM_FIELD_FLAGS |
                           UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
     mparams.length      = dev_buf_size;
     mparams.flags       = UCP_MEM_MAP_ALLOCATE;
     mparams.memory_type = UCS_MEMORY_TYPE_GAUDI;
+    if (opts.app_alloc) {
+        app_alloc();
+        mparams.field_mask |= UCP_MEM_MAP_PARAM_FIELD_ADDRESS;
+        mparams.address     = dev_buf;
+        mparams.flags       = 0;
+    }
     status = ucp_mem_map(context, &mparams, &dev_memh);
-    CHECK(status == UCS_OK, "ucp_mem_map(ALLOCATE %zu bytes, gaudi): %s",
-          dev_buf_size, ucs_status_string(status));
+    CHECK(status == UCS_OK, "ucp_mem_map(%s %zu bytes, gaudi): %s",
+          opts.app_alloc ? "the application's" : "ALLOCATE", dev_buf_size,
+          ucs_status_string(status));
     mattr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS |
                        UCP_MEM_ATTR_FIELD_MEM_TYPE;
     status = ucp_mem_query(dev_memh, &mattr);
@@ -1144,13 +1235,15 @@ static int parse_list(const char *arg, int is_ops)
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-p PORT] [-t TIMEOUT] [-s SIZES] [-o OPS] "
-            "[-1] [-P] [-S] server | client HOST | pair\n"
+            "[-1] [-P] [-S] [-A] server | client HOST | pair\n"
             "  OPS: comma-separated subset of tag,put,get,am,am_auto\n"
             "  -1: only the client initiates; -P: one-sided check (the "
             "target of put/get,\n  the sender of tag/am does not progress "
             "while the data moves);\n"
             "  -S: fill/verify Gaudi memory through UCP (tag to self), not "
-            "uct_gaudi_buf_copy\n", prog);
+            "uct_gaudi_buf_copy\n"
+            "  -A: the Gaudi buffer is allocated by ALLOC+MAP ioctls, not "
+            "by UCX\n", prog);
     exit(2);
 }
 
@@ -1236,6 +1329,9 @@ static int run(void)
     request_wait_ok(ucp_ep_close_nbx(self_ep, &param), "close self ep");
     ctl_sync(5);
     CHECK(ucp_mem_unmap(context, dev_memh) == UCS_OK, "ucp_mem_unmap failed");
+    if (opts.app_alloc) {
+        app_free();
+    }
     ctl_sync(6);
     emu_stats_str(stats, sizeof(stats));
     ctl_send_blob(stats, strlen(stats) + 1);
@@ -1270,7 +1366,7 @@ int main(int argc, char **argv)
     pid_t child;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    while ((c = getopt(argc, argv, "p:t:s:o:1PSh")) != -1) {
+    while ((c = getopt(argc, argv, "p:t:s:o:1PSAh")) != -1) {
         switch (c) {
         case 'p': opts.port    = atoi(optarg); break;
         case 't': opts.timeout = atoi(optarg); break;
@@ -1287,6 +1383,7 @@ int main(int argc, char **argv)
         case '1': opts.one_way      = 1; break;
         case 'P': opts.passive      = 1; break;
         case 'S': opts.self_ep_copy = 1; break;
+        case 'A': opts.app_alloc    = 1; break;
         default:  usage(argv[0]);
         }
     }

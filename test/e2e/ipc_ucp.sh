@@ -15,6 +15,9 @@
 #     while the sender idles; RMA put/get: complete (and flush) while the
 #     target idles. Control: without DMA-BUF import (staging) the same check
 #     must fail, or it would prove nothing.
+#  5. Buffers the application allocated itself (gaudi_ipc_ucp -A: ALLOC + MAP
+#     ioctls on its compute fd, then ucp_mem_map): gaudi_ipc cannot export
+#     them; every operation still completes byte-exact (staged).
 # Environment: IPC_UCP (the gaudi_ipc_ucp binary; default: next to this
 # script), PREFIX, DEMO (common.bash).
 . "$(dirname "$0")/common.bash"
@@ -138,6 +141,13 @@ run_pair no-import 40 UCX_GAUDI_EMU_OOT_IMPORT=n -- -o "$all_ops" -s "$all_sizes
 ok "no-import: 40 UCP operations byte-exact without DMA-BUF import"
 check_ipc_unused no-import
 check_released no-import
+
+# memory the application allocated itself (ALLOC + MAP ioctls, not UCX) at
+# both ends: gaudi_ipc cannot export it, every transfer still completes
+run_pair app-memory 40 -- -A -o "$all_ops" -s "$all_sizes"
+ok "app-memory: 40 UCP operations byte-exact on buffers the application" \
+   "allocated through the driver itself (staged: not exportable)"
+check_released app-memory
 
 run_pair onesided-rndv 18 -- -P -o tag,am,am_auto -s 65536,4194304,16777216
 ok "onesided-rndv: tag and AM rendezvous of 64 KiB..16 MiB (both directions)" \

@@ -1200,6 +1200,11 @@ gaudi_emu_stats_t peer::emu_stats() const
     return stats;
 }
 
+size_t peer::fd_count() const
+{
+    return counted_fds(list_fds());
+}
+
 snapshot peer::take_snapshot() const
 {
     snapshot s;

@@ -310,6 +310,8 @@ public:
     snapshot take_snapshot() const;
     const snapshot &baseline() const { return m_baseline; }
     gaudi_emu_stats_t emu_stats() const;
+    /* Our open fds that count for the leak check */
+    size_t fd_count() const;
     bool has_emu_stats() const { return m_emu_stats_fn != NULL; }
     /* Wait until the accounting equals the baseline; EXPECT-fail with the
      * differences if it does not within @a timeout */

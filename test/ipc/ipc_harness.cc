@@ -114,7 +114,6 @@ void mp_test::spawn(const run_spec &spec, unsigned index, int chan_fd,
     /* each child owns its own emulated device of the shared node */
     env_set = {"UCX_GAUDI_EMU_DEVICES=2",
                "UCX_GAUDI_EMU_STATE_DIR=" + m_dir + "/emu",
-               "UCX_GAUDI_EMU_HBM_SIZE=1g",
                "UCX_GAUDI_DEVICE=" + std::to_string(index),
                "UCX_HANDLE_ERRORS=none"};
     env_set.insert(env_set.end(), spec.env.begin(), spec.env.end());

@@ -16,6 +16,8 @@
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/math.h>
+#include <ucs/sys/sys.h>
 #include <inttypes.h>
 #include <unistd.h>
 
@@ -25,6 +27,25 @@ typedef struct uct_gaudi_ipc_peer {
     ucs_pgtable_t   maps;   /* lookup by the peer's address */
     ucs_list_link_t list;   /* the same entries, to walk them */
 } uct_gaudi_ipc_peer_t;
+
+
+/*
+ * An import between its GET_FD request and its entry in the cache. The
+ * exporter records us as an importer when it answers, so its REVOKE may come
+ * before the entry exists: the revocation marks this, and the import is
+ * dropped instead of cached (revocations win).
+ */
+typedef struct uct_gaudi_ipc_importing {
+    ucs_list_link_t list;
+    pid_t           pid;
+    uint64_t        export_id;
+    uint64_t        cookie;
+    int             revoked;
+} uct_gaudi_ipc_importing_t;
+
+
+void (*uct_gaudi_ipc_cache_import_hook)(const uct_gaudi_ipc_rkey_t *key) =
+        NULL;
 
 
 static ucs_pgt_dir_t *uct_gaudi_ipc_pgd_alloc(const ucs_pgtable_t *pgtable)
@@ -39,11 +60,18 @@ static void uct_gaudi_ipc_pgd_release(const ucs_pgtable_t *pgtable,
 }
 
 ucs_status_t uct_gaudi_ipc_cache_init(uct_gaudi_ipc_cache_t *cache,
-                                      uct_gaudi_dev_t *dev, int enabled,
+                                      uct_gaudi_dev_t *dev,
+                                      const uct_gaudi_ipc_srv_t *srv,
+                                      int enabled, unsigned max_maps,
                                       double timeout)
 {
     pthread_mutex_init(&cache->lock, NULL);
     cache->dev     = dev;
+    cache->srv      = srv;
+    cache->max_maps = ucs_max(max_maps, 1);
+    cache->num_maps = 0;
+    ucs_list_head_init(&cache->importing);
+    ucs_list_head_init(&cache->lru);
     cache->enabled = enabled;
     cache->timeout = timeout;
     memset(&cache->counters, 0, sizeof(cache->counters));
@@ -79,6 +107,8 @@ static void uct_gaudi_ipc_map_uncache(uct_gaudi_ipc_cache_t *cache,
     ucs_assert(map->cached);
     ucs_pgtable_remove(&map->peer->maps, &map->super);
     ucs_list_del(&map->list);
+    ucs_list_del(&map->lru);
+    --cache->num_maps;
     map->cached = 0;
     uct_gaudi_ipc_map_release(cache, map);
 }
@@ -164,34 +194,62 @@ static void uct_gaudi_ipc_cache_peer_destroy(uct_gaudi_ipc_cache_t *cache,
     ucs_free(peer);
 }
 
-/* A cached mapping with the identity of @a key, or NULL; a stale entry for
- * the same range is dropped. cache->lock held */
+/* A cached mapping with the identity of @a key, or NULL; cache->lock held */
 static uct_gaudi_ipc_map_t *
-uct_gaudi_ipc_cache_lookup(uct_gaudi_ipc_cache_t *cache,
-                           uct_gaudi_ipc_peer_t *peer,
+uct_gaudi_ipc_cache_lookup(uct_gaudi_ipc_peer_t *peer,
                            const uct_gaudi_ipc_rkey_t *key)
 {
     ucs_pgt_region_t *region;
     uct_gaudi_ipc_map_t *map;
 
     region = ucs_pgtable_lookup(&peer->maps, key->base);
-    if (region != NULL) {
-        map = ucs_derived_of(region, uct_gaudi_ipc_map_t);
-        if ((map->export_id == key->export_id) &&
-            (map->cookie == key->cookie) && (region->start == key->base) &&
-            (region->end == key->base + key->length)) {
-            return map;
-        }
+    if (region == NULL) {
+        return NULL;
     }
 
-    /* whatever overlaps is an older allocation the peer freed */
-    if (uct_gaudi_ipc_peer_drop(cache, peer, key->base,
-                                key->base + key->length, 0, 0, NULL) > 0) {
+    map = ucs_derived_of(region, uct_gaudi_ipc_map_t);
+    return ((map->export_id == key->export_id) &&
+            (map->cookie == key->cookie) && (region->start == key->base) &&
+            (region->end == key->base + key->length)) ? map : NULL;
+}
+
+/*
+ * Keep @a map (imported through a key that worked) in @a peer's table:
+ * whatever overlaps it is an older allocation the peer freed, and the least
+ * recently used entries go beyond the limit. cache->lock held.
+ */
+static void uct_gaudi_ipc_cache_insert(uct_gaudi_ipc_cache_t *cache,
+                                       uct_gaudi_ipc_peer_t *peer,
+                                       uct_gaudi_ipc_map_t *map)
+{
+    uct_gaudi_ipc_map_t *lru;
+
+    if (uct_gaudi_ipc_peer_drop(cache, peer, map->super.start,
+                                map->super.end, 0, 0, NULL) > 0) {
         ++cache->counters.stale;
         ucs_debug("gaudi_ipc: dropped stale mappings of pid %d for "
-                  "0x%" PRIx64 "+%" PRIu64, key->pid, key->base, key->length);
+                  "0x%" PRIx64 "..0x%" PRIx64, map->pid,
+                  (uint64_t)map->super.start, (uint64_t)map->super.end);
     }
-    return NULL;
+
+    while (cache->num_maps >= cache->max_maps) {
+        lru = ucs_list_head(&cache->lru, uct_gaudi_ipc_map_t, lru);
+        ucs_debug("gaudi_ipc: cache full (%u): releasing pid %d export %"
+                  PRIu64, cache->max_maps, lru->pid, lru->export_id);
+        ++cache->counters.evicted;
+        uct_gaudi_ipc_map_uncache(cache, lru);
+    }
+
+    if (ucs_pgtable_insert(&peer->maps, &map->super) != UCS_OK) {
+        return;     /* not cached: it lives as long as its key */
+    }
+
+    ucs_list_add_tail(&peer->list, &map->list);
+    ucs_list_add_tail(&cache->lru, &map->lru);
+    ++cache->num_maps;
+    map->peer   = peer;
+    map->cached = 1;
+    ++map->refcount;
 }
 
 /* Fetch the peer's DMA-BUF and import it (no lock held: talks to the peer) */
@@ -202,7 +260,15 @@ static ucs_status_t uct_gaudi_ipc_cache_import(uct_gaudi_ipc_cache_t *cache,
     ucs_status_t status;
     int fd;
 
-    status = uct_gaudi_ipc_srv_get_fd(key->pid, key->export_id, key->cookie,
+    /* the pid may be another process by now, even one of our uid */
+    if (ucs_sys_get_proc_create_time(key->pid) != key->start_time) {
+        ucs_diag("gaudi_ipc: pid %d of the remote key is gone (export %"
+                 PRIu64 ")", key->pid, key->export_id);
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    status = uct_gaudi_ipc_srv_get_fd(cache->srv, key->pid, key->srv_nonce,
+                                      key->export_id, key->cookie,
                                       cache->timeout, &fd);
     if (status != UCS_OK) {
         ucs_diag("gaudi_ipc: pid %d did not give export %" PRIu64 " "
@@ -220,8 +286,9 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
                                      const uct_gaudi_ipc_rkey_t *key,
                                      uct_gaudi_ipc_map_t **map_p)
 {
+    uct_gaudi_ipc_importing_t importing;
     uct_gaudi_ipc_peer_t *peer;
-    uct_gaudi_ipc_map_t *map;
+    uct_gaudi_ipc_map_t *map, *hit;
     ucs_status_t status;
     uint64_t dva;
 
@@ -234,55 +301,73 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if (cache->enabled) {
-        pthread_mutex_lock(&cache->lock);
-        peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 0);
-        map  = (peer != NULL) ? uct_gaudi_ipc_cache_lookup(cache, peer, key) :
-                                NULL;
-        if (map != NULL) {
-            ++map->refcount;
-            ++cache->counters.hits;
-            pthread_mutex_unlock(&cache->lock);
-            *map_p = map;
-            return UCS_OK;
-        }
-        pthread_mutex_unlock(&cache->lock);
-    }
-
-    status = uct_gaudi_ipc_cache_import(cache, key, &dva);
-    if (status != UCS_OK) {
-        return UCS_ERR_UNREACHABLE;
-    }
-
+    /* allocated before the import: the revoked check and the insert below
+     * must be one critical section, or a REVOKE handled between them finds
+     * neither the import in progress nor a cached map, and is lost */
     map = ucs_calloc(1, sizeof(*map), "gaudi_ipc_map");
     if (map == NULL) {
-        uct_gaudi_mem_unmap(cache->dev, dva);
         return UCS_ERR_NO_MEMORY;
     }
 
-    map->super.start = key->base;
-    map->super.end   = key->base + key->length;
-    map->pid         = key->pid;
-    map->export_id   = key->export_id;
-    map->cookie      = key->cookie;
-    map->dva         = dva;
-    map->refcount    = 1;
+    importing.pid       = key->pid;
+    importing.export_id = key->export_id;
+    importing.cookie    = key->cookie;
+    importing.revoked   = 0;
+    pthread_mutex_lock(&cache->lock);
+    if (cache->enabled) {
+        peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 0);
+        hit  = (peer != NULL) ? uct_gaudi_ipc_cache_lookup(peer, key) : NULL;
+        if (hit != NULL) {
+            ++hit->refcount;
+            ++cache->counters.hits;
+            ucs_list_del(&hit->lru);
+            ucs_list_add_tail(&cache->lru, &hit->lru);
+            pthread_mutex_unlock(&cache->lock);
+            ucs_free(map);
+            *map_p = hit;
+            return UCS_OK;
+        }
+    }
+    ucs_list_add_tail(&cache->importing, &importing.list);
+    pthread_mutex_unlock(&cache->lock);
+
+    status = uct_gaudi_ipc_cache_import(cache, key, &dva);
+    if ((status == UCS_OK) && (uct_gaudi_ipc_cache_import_hook != NULL)) {
+        uct_gaudi_ipc_cache_import_hook(key);
+    }
 
     pthread_mutex_lock(&cache->lock);
-    ++cache->counters.misses;
-    if (cache->enabled) {
-        peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 1);
-        /* drops what another thread may have imported meanwhile */
-        if ((peer != NULL) &&
-            (uct_gaudi_ipc_cache_lookup(cache, peer, key) == NULL) &&
-            (ucs_pgtable_insert(&peer->maps, &map->super) == UCS_OK)) {
-            ucs_list_add_tail(&peer->list, &map->list);
-            map->peer   = peer;
-            map->cached = 1;
-            ++map->refcount;
+    ucs_list_del(&importing.list);
+    if ((status == UCS_OK) && importing.revoked) {
+        ucs_diag("gaudi_ipc: pid %d revoked export %" PRIu64 " while we "
+                 "imported it", key->pid, key->export_id);
+        uct_gaudi_mem_unmap(cache->dev, dva);
+        status = UCS_ERR_CANCELED;
+    }
+    if (status == UCS_OK) {
+        map->super.start = key->base;
+        map->super.end   = key->base + key->length;
+        map->pid         = key->pid;
+        map->export_id   = key->export_id;
+        map->cookie      = key->cookie;
+        map->dva         = dva;
+        map->refcount    = 1;
+        ++cache->counters.misses;
+        if (cache->enabled) {
+            peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 1);
+            /* unless another thread cached the same meanwhile */
+            if ((peer != NULL) &&
+                (uct_gaudi_ipc_cache_lookup(peer, key) == NULL)) {
+                uct_gaudi_ipc_cache_insert(cache, peer, map);
+            }
         }
     }
     pthread_mutex_unlock(&cache->lock);
+
+    if (status != UCS_OK) {
+        ucs_free(map);
+        return UCS_ERR_UNREACHABLE;
+    }
 
     ucs_debug("gaudi_ipc: imported pid %d export %" PRIu64 " 0x%" PRIx64
               "+%" PRIu64 " at 0x%" PRIx64 "%s", key->pid, key->export_id,
@@ -307,6 +392,23 @@ void uct_gaudi_ipc_cache_put(uct_gaudi_ipc_cache_t *cache,
     pthread_mutex_unlock(&cache->lock);
 }
 
+/* Mark the imports in progress from @a pid of @a export_id/cookie (any if
+ * export_id is 0) as revoked; cache->lock held */
+static void uct_gaudi_ipc_cache_revoke_importing(uct_gaudi_ipc_cache_t *cache,
+                                                 pid_t pid, uint64_t export_id,
+                                                 uint64_t cookie)
+{
+    uct_gaudi_ipc_importing_t *importing;
+
+    ucs_list_for_each(importing, &cache->importing, list) {
+        if ((importing->pid == pid) &&
+            ((export_id == 0) || ((importing->export_id == export_id) &&
+                                  (importing->cookie == cookie)))) {
+            importing->revoked = 1;
+        }
+    }
+}
+
 ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
                                         pid_t pid, uint64_t export_id,
                                         uint64_t cookie)
@@ -315,6 +417,7 @@ ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
     int busy = 0;
 
     pthread_mutex_lock(&cache->lock);
+    uct_gaudi_ipc_cache_revoke_importing(cache, pid, export_id, cookie);
     peer = uct_gaudi_ipc_cache_peer(cache, pid, 0);
     if (peer != NULL) {
         uct_gaudi_ipc_peer_drop(cache, peer, 0, UINT64_MAX, export_id,
@@ -332,6 +435,7 @@ void uct_gaudi_ipc_cache_purge_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid)
     uct_gaudi_ipc_peer_t *peer;
 
     pthread_mutex_lock(&cache->lock);
+    uct_gaudi_ipc_cache_revoke_importing(cache, pid, 0, 0);
     peer = uct_gaudi_ipc_cache_peer(cache, pid, 0);
     if (peer != NULL) {
         ucs_debug("gaudi_ipc: forgetting the mappings of pid %d", pid);
@@ -354,7 +458,8 @@ void uct_gaudi_ipc_cache_cleanup(uct_gaudi_ipc_cache_t *cache)
     pthread_mutex_unlock(&cache->lock);
 
     ucs_debug("gaudi_ipc: remote-mapping cache: %" PRIu64 " hits, %" PRIu64
-              " misses, %" PRIu64 " stale", cache->counters.hits,
-              cache->counters.misses, cache->counters.stale);
+              " misses, %" PRIu64 " stale, %" PRIu64 " evicted",
+              cache->counters.hits, cache->counters.misses,
+              cache->counters.stale, cache->counters.evicted);
     pthread_mutex_destroy(&cache->lock);
 }

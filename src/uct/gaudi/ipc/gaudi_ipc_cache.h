@@ -15,10 +15,13 @@
  * replaces the stale entry. Mappings are reference counted (remote keys,
  * operations in flight, the cache itself) and unmapped when the last
  * reference goes; the cache drops its reference when the exporter revokes
- * the export, when the peer is found dead, or at cleanup.
+ * the export, when the peer is found dead, when the cache is full (the least
+ * recently used entry goes), or at cleanup. A key that fails to import
+ * changes nothing in the cache.
  */
 
 #include "gaudi_ipc_proto.h"
+#include "gaudi_ipc_srv.h"
 
 #include <uct/gaudi/base/gaudi_own.h>
 #include <ucs/datastruct/khash.h>
@@ -36,6 +39,7 @@ struct uct_gaudi_ipc_peer;
 typedef struct uct_gaudi_ipc_map {
     ucs_pgt_region_t          super;      /* the peer's [base, base+length) */
     ucs_list_link_t           list;       /* in the peer's list, if cached */
+    ucs_list_link_t           lru;        /* in the cache's, if cached */
     struct uct_gaudi_ipc_peer *peer;
     pid_t                     pid;
     uint64_t                  export_id;
@@ -51,20 +55,28 @@ KHASH_MAP_INIT_INT(uct_gaudi_ipc_peers, struct uct_gaudi_ipc_peer*);
 
 typedef struct uct_gaudi_ipc_cache {
     pthread_mutex_t            lock;
+    ucs_list_link_t            importing; /* uct_gaudi_ipc_importing_t */
     uct_gaudi_dev_t            *dev;
+    const uct_gaudi_ipc_srv_t  *srv;      /* ours: its nonce for requests */
     int                        enabled;   /* keep mappings for reuse */
+    unsigned                   max_maps;  /* cached mappings, at most */
+    unsigned                   num_maps;  /* cached mappings */
+    ucs_list_link_t            lru;       /* cached, least recent first */
     double                     timeout;   /* fd server requests, seconds */
     khash_t(uct_gaudi_ipc_peers) peers;
     struct {
         uint64_t               hits;
         uint64_t               misses;
         uint64_t               stale;
+        uint64_t               evicted;
     } counters;
 } uct_gaudi_ipc_cache_t;
 
 
 ucs_status_t uct_gaudi_ipc_cache_init(uct_gaudi_ipc_cache_t *cache,
-                                      uct_gaudi_dev_t *dev, int enabled,
+                                      uct_gaudi_dev_t *dev,
+                                      const uct_gaudi_ipc_srv_t *srv,
+                                      int enabled, unsigned max_maps,
                                       double timeout);
 
 
@@ -104,5 +116,11 @@ ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
 
 /* Peer @a pid is gone: forget everything imported from it */
 void uct_gaudi_ipc_cache_purge_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid);
+
+
+/* Tests only (NULL otherwise): called by uct_gaudi_ipc_cache_get() between
+ * receiving a peer's descriptor and keeping its import, to widen the window
+ * in which a revocation races the import */
+extern void (*uct_gaudi_ipc_cache_import_hook)(const uct_gaudi_ipc_rkey_t *key);
 
 #endif

@@ -40,17 +40,20 @@ UCS_CLASS_DEFINE_NEW_FUNC(uct_gaudi_ipc_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DEFINE_DELETE_FUNC(uct_gaudi_ipc_ep_t, uct_ep_t);
 
 
-/* Device address of the peer's [remote, remote + length) in our device */
-static ucs_status_t uct_gaudi_ipc_map_translate(const uct_gaudi_ipc_map_t *map,
-                                               uint64_t remote, size_t length,
-                                               uint64_t *dva_p)
+/* Device address of the peer's [remote, remote + length) in our device,
+ * if the key grants that range */
+static ucs_status_t
+uct_gaudi_ipc_map_translate(const uct_gaudi_ipc_unpacked_rkey_t *rkey,
+                            uint64_t remote, size_t length, uint64_t *dva_p)
 {
-    if ((remote < map->super.start) || (length > map->super.end) ||
-        (remote > map->super.end - length)) {
+    const uct_gaudi_ipc_map_t *map = rkey->map;
+
+    if ((remote < rkey->start) || (length > rkey->end - rkey->start) ||
+        (remote > rkey->end - length)) {
         ucs_error("gaudi_ipc: remote range 0x%" PRIx64 "+%zu is outside the "
-                  "memory of pid %d its key describes (0x%" PRIx64 "..0x%"
-                  PRIx64 ")", remote, length, map->pid,
-                  (uint64_t)map->super.start, (uint64_t)map->super.end);
+                  "memory of pid %d its key grants (0x%" PRIx64 "..0x%"
+                  PRIx64 ")", remote, length, map->pid, rkey->start,
+                  rkey->end);
         return UCS_ERR_INVALID_ADDR;
     }
 
@@ -60,11 +63,11 @@ static ucs_status_t uct_gaudi_ipc_map_translate(const uct_gaudi_ipc_map_t *map,
 
 /* Synchronous copy between @a local (Gaudi memory of this process, or host
  * memory) and the peer's memory */
-static ucs_status_t uct_gaudi_ipc_ep_copy_sync(uct_gaudi_ipc_iface_t *iface,
-                                               uct_gaudi_ipc_map_t *map,
-                                               void *local, size_t length,
-                                               uint64_t remote_addr,
-                                               int is_put)
+static ucs_status_t
+uct_gaudi_ipc_ep_copy_sync(uct_gaudi_ipc_iface_t *iface,
+                           const uct_gaudi_ipc_unpacked_rkey_t *rkey,
+                           void *local, size_t length, uint64_t remote_addr,
+                           int is_put)
 {
     uint64_t remote;
     ucs_status_t status;
@@ -74,7 +77,7 @@ static ucs_status_t uct_gaudi_ipc_ep_copy_sync(uct_gaudi_ipc_iface_t *iface,
         return UCS_OK;
     }
 
-    status = uct_gaudi_ipc_map_translate(map, remote_addr, length, &remote);
+    status = uct_gaudi_ipc_map_translate(rkey, remote_addr, length, &remote);
     if (status != UCS_OK) {
         return status;
     }
@@ -97,8 +100,8 @@ static ucs_status_t uct_gaudi_ipc_ep_rma_short(uct_ep_h tl_ep, void *local,
 {
     return uct_gaudi_ipc_ep_copy_sync(ucs_derived_of(tl_ep->iface,
                                                      uct_gaudi_ipc_iface_t),
-                                      (uct_gaudi_ipc_map_t*)rkey, local,
-                                      length, remote_addr, is_put);
+                                      (uct_gaudi_ipc_unpacked_rkey_t*)rkey,
+                                      local, length, remote_addr, is_put);
 }
 
 UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ipc_ep_put_short,
@@ -139,14 +142,15 @@ ssize_t uct_gaudi_ipc_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
 {
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                                   uct_gaudi_ipc_iface_t);
-    uct_gaudi_ipc_map_t *map     = (uct_gaudi_ipc_map_t*)rkey;
+    uct_gaudi_ipc_unpacked_rkey_t *unpacked = (void*)rkey;
     ucs_status_t status;
     uint64_t remote;
     size_t length;
 
     length = pack_cb(iface->bounce.host, arg);
     ucs_assert(length <= iface->bounce.size);
-    status = uct_gaudi_ipc_map_translate(map, remote_addr, length, &remote);
+    status = uct_gaudi_ipc_map_translate(unpacked, remote_addr, length,
+                                         &remote);
     if ((status == UCS_OK) && (length > 0)) {
         status = uct_gaudi_dma_copy(iface->dev, remote, iface->bounce.dva,
                                     length);
@@ -167,7 +171,7 @@ ucs_status_t uct_gaudi_ipc_ep_get_bcopy(uct_ep_h tl_ep,
 {
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                                   uct_gaudi_ipc_iface_t);
-    uct_gaudi_ipc_map_t *map     = (uct_gaudi_ipc_map_t*)rkey;
+    uct_gaudi_ipc_unpacked_rkey_t *unpacked = (void*)rkey;
     ucs_status_t status;
     uint64_t remote;
 
@@ -177,7 +181,8 @@ ucs_status_t uct_gaudi_ipc_ep_get_bcopy(uct_ep_h tl_ep,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    status = uct_gaudi_ipc_map_translate(map, remote_addr, length, &remote);
+    status = uct_gaudi_ipc_map_translate(unpacked, remote_addr, length,
+                                         &remote);
     if ((status == UCS_OK) && (length > 0)) {
         status = uct_gaudi_dma_copy(iface->dev, iface->bounce.dva, remote,
                                     length);
@@ -213,13 +218,14 @@ static void uct_gaudi_ipc_op_done(uct_completion_t *self)
 static ucs_status_t
 uct_gaudi_ipc_ep_zcopy_host(uct_gaudi_ipc_iface_t *iface, const uct_iov_t *iov,
                             size_t iovcnt, uint64_t remote_addr,
-                            uct_gaudi_ipc_map_t *map, int is_put)
+                            const uct_gaudi_ipc_unpacked_rkey_t *rkey,
+                            int is_put)
 {
     ucs_status_t status;
     size_t i;
 
     for (i = 0; i < iovcnt; ++i) {
-        status = uct_gaudi_ipc_ep_copy_sync(iface, map, iov[i].buffer,
+        status = uct_gaudi_ipc_ep_copy_sync(iface, rkey, iov[i].buffer,
                                             uct_iov_get_length(&iov[i]),
                                             remote_addr, is_put);
         if (status != UCS_OK) {
@@ -239,7 +245,7 @@ uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
 {
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                                   uct_gaudi_ipc_iface_t);
-    uct_gaudi_ipc_map_t *map     = (uct_gaudi_ipc_map_t*)rkey;
+    uct_gaudi_ipc_unpacked_rkey_t *unpacked = (void*)rkey;
     uct_gaudi_dma_xfer_t xfers[iovcnt];
     uint64_t local, remote, peer;
     uct_gaudi_ipc_op_t *op;
@@ -254,7 +260,8 @@ uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         }
 
         local  = (uintptr_t)iov[i].buffer;
-        status = uct_gaudi_ipc_map_translate(map, remote, length, &peer);
+        status = uct_gaudi_ipc_map_translate(unpacked, remote, length,
+                                             &peer);
         if (status != UCS_OK) {
             return status;
         }
@@ -263,7 +270,7 @@ uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
             /* a host buffer (UCP's RMA on a host buffer to the peer's Gaudi
              * memory): staged and done before returning */
             return uct_gaudi_ipc_ep_zcopy_host(iface, iov, iovcnt,
-                                               remote_addr, map, is_put);
+                                               remote_addr, unpacked, is_put);
         }
 
         xfers[count].dst    = is_put ? peer : local;
@@ -288,13 +295,18 @@ uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
     op->comp.status = UCS_OK;
     op->user_comp   = comp;
     op->iface       = iface;
-    op->map         = map;
+    op->map         = unpacked->map;
     /* the mapping stays while the DMA runs, whatever happens to the key */
-    uct_gaudi_ipc_cache_hold(&iface->md->cache, map);
+    uct_gaudi_ipc_cache_hold(&iface->md->cache, op->map);
+    /* the peer's memory is reached over PCIe (its BAR, a PMMU VA): a PCI
+     * DMA queue, "up" to write it, "down" to read it; the D2D (EDMA) engines
+     * reach only this device's HBM */
     status = uct_gaudi_dma_chan_post_dir(&iface->chan, xfers, count,
-                                         UCT_GAUDI_DMA_D2D, &op->comp);
+                                         is_put ? UCT_GAUDI_DMA_D2H :
+                                                  UCT_GAUDI_DMA_H2D,
+                                         &op->comp);
     if (status != UCS_INPROGRESS) {
-        uct_gaudi_ipc_cache_put(&iface->md->cache, map);
+        uct_gaudi_ipc_cache_put(&iface->md->cache, op->map);
         ucs_mpool_put_inline(op);
     }
 

@@ -77,7 +77,8 @@ static ucs_status_t
 uct_gaudi_ipc_iface_get_device_address(uct_iface_h tl_iface,
                                        uct_device_addr_t *addr)
 {
-    *(uct_gaudi_ipc_device_addr_t*)addr = ucs_get_system_id();
+    uct_iface_get_local_address((uct_gaudi_ipc_device_addr_t*)addr,
+                                UCS_SYS_NS_TYPE_NET);
     return UCS_OK;
 }
 
@@ -97,11 +98,12 @@ uct_gaudi_ipc_iface_is_reachable(const uct_iface_h tl_iface,
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_iface,
                                                   uct_gaudi_ipc_iface_t);
 
-    /* another process of this system, and our driver can import its
-     * DMA-BUFs (op 99) */
+    /* another process of this system whose fd server we can connect to (the
+     * same network namespace), and our driver can import its DMA-BUFs
+     * (op 99) */
     return (dev_addr != NULL) && (iface_addr != NULL) &&
-           (*(const uct_gaudi_ipc_device_addr_t*)dev_addr ==
-            ucs_get_system_id()) &&
+           uct_iface_local_is_reachable((uct_gaudi_ipc_device_addr_t*)dev_addr,
+                                        UCS_SYS_NS_TYPE_NET) &&
            (*(const uct_gaudi_ipc_iface_addr_t*)iface_addr !=
             (uct_gaudi_ipc_iface_addr_t)getpid()) &&
            uct_gaudi_dev_can_import(iface->dev);

@@ -20,8 +20,10 @@
 #define UCT_GAUDI_IPC_DEV_NAME "gaudi_ipc"
 
 
-/* Device address: the system; interface address: the process */
-typedef uint64_t uct_gaudi_ipc_device_addr_t;
+/* Device address: the system and, outside the default one, the network
+ * namespace (the fd server's abstract socket lives in one); interface
+ * address: the process */
+typedef uct_iface_local_addr_ns_t uct_gaudi_ipc_device_addr_t;
 typedef uint64_t uct_gaudi_ipc_iface_addr_t;
 
 

@@ -19,6 +19,7 @@
 #include <ucs/sys/sys.h>
 #include <ucs/sys/uid.h>
 #include <ucs/time/time.h>
+#include <sys/random.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -39,9 +40,18 @@ static ucs_config_field_t uct_gaudi_ipc_md_config_table[] = {
      ucs_offsetof(uct_gaudi_ipc_md_config_t, enable_cache),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"CACHE_MAX_ENTRIES", "512",
+     "Most peer allocations kept imported for reuse (all peers together);\n"
+     "beyond it the least recently used one is released (once no operation\n"
+     "uses it). Bounds what peers can make this process map.",
+     ucs_offsetof(uct_gaudi_ipc_md_config_t, cache_max),
+     UCS_CONFIG_TYPE_UINT},
+
     {"TIMEOUT", "2s",
-     "How long to wait for a peer's answer when fetching its exported memory\n"
-     "or telling it that memory it imported is being freed.",
+     "How long to wait for a peer's answer when fetching its exported memory;\n"
+     "how long a free or deregistration of exported memory waits for all its\n"
+     "importers together to let go (then its release is deferred); how long a\n"
+     "connection to this process's fd server may stay silent. Must be positive.",
      ucs_offsetof(uct_gaudi_ipc_md_config_t, timeout),
      UCS_CONFIG_TYPE_TIME},
 
@@ -74,23 +84,24 @@ uct_gaudi_ipc_md_query(uct_md_h tl_md, uct_md_attr_t *md_attr)
     return UCS_OK;
 }
 
-/* Record that @a pid fetched the fd of @a export; md->lock held */
-static void uct_gaudi_ipc_export_add_importer(uct_gaudi_ipc_export_t *export,
-                                              pid_t pid)
+/* Record that @a pid (serving under @a nonce) fetched the fd of @a export;
+ * md->lock held */
+static ucs_status_t
+uct_gaudi_ipc_export_add_importer(uct_gaudi_ipc_export_t *export, pid_t pid,
+                                  uint64_t nonce)
 {
-    unsigned i;
+    khiter_t iter;
+    int ret;
 
-    for (i = 0; i < export->num_importers; ++i) {
-        if (export->importers[i] == pid) {
-            return;
-        }
+    iter = kh_put(uct_gaudi_ipc_importers, &export->importers, pid, &ret);
+    if (ret < 0) {
+        ucs_error("gaudi_ipc: failed to record pid %d as an importer of "
+                  "export %" PRIu64, (int)pid, export->export_id);
+        return UCS_ERR_NO_MEMORY;
     }
 
-    if (export->num_importers < ucs_static_array_size(export->importers)) {
-        export->importers[export->num_importers++] = pid;
-    } else {
-        export->more_importers = 1;
-    }
+    kh_val(&export->importers, iter) = nonce;
+    return UCS_OK;
 }
 
 static uct_gaudi_ipc_export_t *
@@ -132,14 +143,15 @@ static ucs_status_t uct_gaudi_ipc_md_srv_get_fd(void *arg,
                  "registered anymore", (int)pid, msg->export_id);
         status = UCS_ERR_REJECTED;
     } else {
-        *fd_p = fcntl(export->exp.fd, F_DUPFD_CLOEXEC, 0);
-        if (*fd_p < 0) {
-            ucs_error("gaudi_ipc: failed to duplicate fd %d: %m",
-                      export->exp.fd);
-            status = UCS_ERR_IO_ERROR;
-        } else {
-            uct_gaudi_ipc_export_add_importer(export, pid);
-            status = UCS_OK;
+        /* recorded first: whoever has the fd is revoked */
+        status = uct_gaudi_ipc_export_add_importer(export, pid, msg->nonce);
+        if (status == UCS_OK) {
+            *fd_p = fcntl(export->exp.fd, F_DUPFD_CLOEXEC, 0);
+            if (*fd_p < 0) {
+                ucs_error("gaudi_ipc: failed to duplicate fd %d: %m",
+                          export->exp.fd);
+                status = UCS_ERR_IO_ERROR;
+            }
         }
     }
     pthread_mutex_unlock(&md->lock);
@@ -164,53 +176,93 @@ static const uct_gaudi_ipc_srv_ops_t uct_gaudi_ipc_md_srv_ops = {
 };
 
 /*
+ * Tell every importer of @a export that it goes, all in parallel on
+ * non-blocking connections; the caller waits for their answers in @a rev
+ * without md->lock, all under one deadline. md->lock held.
+ */
+static void uct_gaudi_ipc_md_revoke(uct_gaudi_ipc_md_t *md,
+                                    uct_gaudi_ipc_export_t *export,
+                                    uct_gaudi_ipc_srv_revocation_t *rev)
+{
+    unsigned total = 0;
+    uint64_t nonce;
+    pid_t pid;
+
+    uct_gaudi_ipc_srv_revocation_init(rev, kh_size(&export->importers));
+    kh_foreach(&export->importers, pid, nonce, {
+        uct_gaudi_ipc_srv_revoke(&md->srv, rev, pid, nonce, export->export_id,
+                                 export->cookie);
+        ++total;
+    })
+
+    ucs_debug("gaudi_ipc: revoked export %" PRIu64 " at %u of its %u "
+              "importers (the others are gone)", export->export_id,
+              rev->count, total);
+    kh_clear(uct_gaudi_ipc_importers, &export->importers);
+}
+
+static void uct_gaudi_ipc_export_free(uct_gaudi_ipc_export_t *export)
+{
+    kh_destroy_inplace(uct_gaudi_ipc_importers, &export->importers);
+    ucs_free(export);
+}
+
+/* @a export goes: forget its identity, close its fd, revoke its importers
+ * (the caller waits for them in @a rev); md->lock held */
+static void uct_gaudi_ipc_md_retire(uct_gaudi_ipc_md_t *md,
+                                    uct_gaudi_ipc_export_t *export,
+                                    uct_gaudi_ipc_srv_revocation_t *rev)
+{
+    uct_gaudi_ipc_md_forget(&md->by_base, export->exp.base);
+    uct_gaudi_ipc_md_forget(&md->by_id, export->export_id);
+    if (export->exp.fd >= 0) {
+        close(export->exp.fd);
+        export->exp.fd = -1;
+    }
+    uct_gaudi_ipc_md_revoke(md, export, rev);
+}
+
+/*
  * An exported allocation is being freed: tell the importers to let go, so
- * the release that follows is not refused. A peer that does not answer only
- * defers the release (the base layer retries it).
+ * that its release (deferred while a peer still imports it) comes soon. If
+ * it is still registered, its memory handles keep the export (retired)
+ * until their deregistration.
  */
 static void uct_gaudi_ipc_md_free_cb(void *arg, uint64_t dva, size_t length)
 {
     uct_gaudi_ipc_md_t *md = arg;
+    uct_gaudi_ipc_srv_revocation_t rev;
     uct_gaudi_ipc_export_t *export;
-    ucs_status_t status;
-    unsigned i;
+    unsigned num_regs      = 0;
 
+    uct_gaudi_ipc_srv_revocation_init(&rev, 0);
     pthread_mutex_lock(&md->lock);
     export = uct_gaudi_ipc_md_find(&md->by_base, dva);
     if (export != NULL) {
-        uct_gaudi_ipc_md_forget(&md->by_base, dva);
-        uct_gaudi_ipc_md_forget(&md->by_id, export->export_id);
+        uct_gaudi_ipc_md_retire(md, export, &rev);
+        export->freed = 1;
+        num_regs      = export->num_regs;
     }
     pthread_mutex_unlock(&md->lock);
 
-    if (export == NULL) {
-        return;
-    }
+    /* the release that follows succeeds if they let go by then */
+    uct_gaudi_ipc_srv_revocation_wait(&rev, md->timeout);
 
-    if (export->num_regs > 0) {
+    if (num_regs > 0) {
         ucs_warn("gaudi_ipc: Gaudi memory 0x%" PRIx64 "+%zu freed while "
                  "still registered (%u registrations)", dva, length,
-                 export->num_regs);
-        close(export->exp.fd);
+                 num_regs);
+    } else if (export != NULL) {
+        uct_gaudi_ipc_export_free(export);
     }
-
-    for (i = 0; i < export->num_importers; ++i) {
-        status = uct_gaudi_ipc_srv_revoke(export->importers[i],
-                                          export->export_id, export->cookie,
-                                          md->timeout);
-        ucs_debug("gaudi_ipc: revoked export %" PRIu64 " at pid %d: %s",
-                  export->export_id, export->importers[i],
-                  ucs_status_string(status));
-    }
-
-    if (export->more_importers) {
-        ucs_diag("gaudi_ipc: export %" PRIu64 " had more than %zu importers; "
-                 "the others release it when they drop their mappings",
-                 export->export_id, ucs_static_array_size(export->importers));
-    }
-
-    ucs_free(export);
 }
+
+/* The memh of device memory that cannot be exported: export id 0, which
+ * no export has (ids start at 1) */
+static uct_gaudi_ipc_export_t uct_gaudi_ipc_md_unexported = {
+    .exp       = {.fd = -1},
+    .export_id = 0
+};
 
 static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
                                             uint64_t address, size_t length,
@@ -220,15 +272,21 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
     uct_gaudi_export_t exp;
     uct_gaudi_mem_t mem;
     ucs_status_t status;
+    size_t exp_length;
+    uint64_t base;
     khiter_t iter;
     int ret;
 
-    if (uct_gaudi_mem_find(md->dev, address, length, 0, &mem) != UCS_OK) {
+    if (uct_gaudi_mem_find(md->dev, address, length,
+                           UCT_GAUDI_MEM_EXPORT_NONE, &mem) != UCS_OK) {
         return UCS_ERR_INVALID_ADDR;
     }
 
-    export = uct_gaudi_ipc_md_find(&md->by_base, mem.dva);
-    if ((export != NULL) && (export->exp.fd >= 0)) {
+    /* an export covers the allocation, or its whole chunk (6.1 handles):
+     * the registrations of everything it covers share it */
+    uct_gaudi_mem_export_range(md->dev, &mem, &base, &exp_length);
+    export = uct_gaudi_ipc_md_find(&md->by_base, base);
+    if (export != NULL) {
         *export_p = export;
         return UCS_OK;
     }
@@ -238,22 +296,22 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
         return status;
     }
 
-    if (export != NULL) {
-        export->exp = exp;  /* registered again: same identity */
-        *export_p   = export;
-        return UCS_OK;
-    }
-
     export = ucs_calloc(1, sizeof(*export), "gaudi_ipc_export");
     if (export == NULL) {
         status = UCS_ERR_NO_MEMORY;
         goto err_close;
     }
 
+    kh_init_inplace(uct_gaudi_ipc_importers, &export->importers);
     export->exp       = exp;
     export->export_id = ++md->next_export_id;
-    export->cookie    = ucs_generate_uuid((uintptr_t)export ^
-                                          export->export_id);
+    /* the only secret between us and a peer of our uid that guesses */
+    if (getrandom(&export->cookie, sizeof(export->cookie), 0) !=
+        sizeof(export->cookie)) {
+        ucs_error("gaudi_ipc: getrandom failed: %m");
+        status = UCS_ERR_IO_ERROR;
+        goto err_free;
+    }
     iter = kh_put(uct_gaudi_ipc_exports, &md->by_base, exp.base, &ret);
     if (ret < 0) {
         status = UCS_ERR_NO_MEMORY;
@@ -273,7 +331,7 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
     return UCS_OK;
 
 err_free:
-    ucs_free(export);
+    uct_gaudi_ipc_export_free(export);
 err_close:
     close(exp.fd);
     return status;
@@ -285,7 +343,14 @@ static ucs_status_t uct_gaudi_ipc_mem_reg(uct_md_h tl_md, void *address,
 {
     uct_gaudi_ipc_md_t *md = ucs_derived_of(tl_md, uct_gaudi_ipc_md_t);
     uct_gaudi_ipc_export_t *export;
+    uct_gaudi_ipc_memh_t *memh;
     ucs_status_t status;
+
+    memh = ucs_malloc(sizeof(*memh), "gaudi_ipc_memh");
+    if (memh == NULL) {
+        ucs_error("gaudi_ipc: failed to allocate a memory handle");
+        return UCS_ERR_NO_MEMORY;
+    }
 
     pthread_mutex_lock(&md->lock);
     status = uct_gaudi_ipc_md_export(md, (uintptr_t)address, length, &export);
@@ -293,6 +358,23 @@ static ucs_status_t uct_gaudi_ipc_mem_reg(uct_md_h tl_md, void *address,
         ++export->num_regs;
     }
     pthread_mutex_unlock(&md->lock);
+
+    if ((status == UCS_ERR_INVALID_ADDR) &&
+        uct_gaudi_mem_is_device_address(md->dev, (uintptr_t)address,
+                                        length)) {
+        /* memory the application allocated on the device itself: its
+         * allocation (hence its export identity) is unknown here. The rkey
+         * says so; peers find it unreachable and UCP stages the transfer */
+        ucs_debug("gaudi_ipc: %p+%zu was not allocated through UCX: it "
+                  "cannot be exported, peers reach it staged", address,
+                  length);
+        export = &uct_gaudi_ipc_md_unexported;
+        status = UCS_OK;
+    }
+
+    if (status != UCS_OK) {
+        ucs_free(memh);
+    }
 
     if (status == UCS_ERR_INVALID_ADDR) {
         if (!(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
@@ -307,7 +389,10 @@ static ucs_status_t uct_gaudi_ipc_mem_reg(uct_md_h tl_md, void *address,
 
     ucs_trace("gaudi_ipc: registered %p+%zu: export %" PRIu64 " fd %d",
               address, length, export->export_id, export->exp.fd);
-    *memh_p = export;
+    memh->export  = export;
+    memh->address = (uintptr_t)address;
+    memh->length  = length;
+    *memh_p       = memh;
     return UCS_OK;
 }
 
@@ -316,19 +401,35 @@ uct_gaudi_ipc_mem_dereg(uct_md_h tl_md,
                         const uct_md_mem_dereg_params_t *params)
 {
     uct_gaudi_ipc_md_t *md = ucs_derived_of(tl_md, uct_gaudi_ipc_md_t);
+    uct_gaudi_ipc_srv_revocation_t rev;
+    uct_gaudi_ipc_memh_t *memh;
     uct_gaudi_ipc_export_t *export;
+    int last;
 
     UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
 
-    export = params->memh;
+    memh   = params->memh;
+    export = memh->export;
+    ucs_free(memh);
+    if (export == &uct_gaudi_ipc_md_unexported) {
+        return UCS_OK;
+    }
+
+    uct_gaudi_ipc_srv_revocation_init(&rev, 0);
     pthread_mutex_lock(&md->lock);
     ucs_assert(export->num_regs > 0);
-    if ((--export->num_regs == 0) && (export->exp.fd >= 0)) {
-        /* importers keep their mappings; the identity stays until free */
-        close(export->exp.fd);
-        export->exp.fd = -1;
+    last = (--export->num_regs == 0);
+    if (last && !export->freed) {
+        /* what is not registered is not shared any more */
+        uct_gaudi_ipc_md_retire(md, export, &rev);
     }
     pthread_mutex_unlock(&md->lock);
+
+    uct_gaudi_ipc_srv_revocation_wait(&rev, md->timeout);
+
+    if (last) {
+        uct_gaudi_ipc_export_free(export);
+    }
     return UCS_OK;
 }
 
@@ -339,19 +440,33 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
 {
     uct_gaudi_ipc_md_t *md         = ucs_derived_of(tl_md,
                                                     uct_gaudi_ipc_md_t);
-    uct_gaudi_ipc_export_t *export = memh;
+    uct_gaudi_ipc_memh_t *reg      = memh;
+    uct_gaudi_ipc_export_t *export = reg->export;
     uct_gaudi_ipc_rkey_t *key      = rkey_buffer;
 
     memset(key, 0, sizeof(*key));
-    key->system_id = md->system_id;
-    key->pid       = getpid();
-    key->dev_index = md->dev->info->index;
-    key->export_id = export->export_id;
-    key->cookie    = export->cookie;
-    key->base      = export->exp.base;
-    key->length    = export->exp.length;
-    key->offset    = 0;
-    key->bus_hash  = ucs_string_to_id(md->dev->info->bus_id);
+    key->system_id    = md->system_id;
+    key->pid          = getpid();
+    key->dev_index    = md->dev->info->index;
+    key->export_id    = export->export_id;
+    key->cookie       = export->cookie;
+    key->base         = export->exp.base;
+    key->length       = export->exp.length;
+    key->offset       = 0;
+    key->bus_hash     = ucs_string_to_id(md->dev->info->bus_id);
+    key->srv_nonce    = md->srv.nonce;
+    key->start_time   = md->start_time;
+    /* the importer maps the allocation, but may use only what was
+     * registered */
+    key->range_offset = reg->address - export->exp.base;
+    key->range_length = reg->length;
+    if (export == &uct_gaudi_ipc_md_unexported) {
+        /* export id 0 tells peers it is unreachable; the key stays well
+         * formed (its range inside its base and length) */
+        key->base         = reg->address;
+        key->length       = reg->length;
+        key->range_offset = 0;
+    }
     return UCS_OK;
 }
 
@@ -360,16 +475,37 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
                           uct_rkey_t *rkey_p, void **handle_p)
 {
     const uct_gaudi_ipc_rkey_t *key = rkey_buffer;
-    uct_gaudi_ipc_map_t *map;
+    uct_gaudi_ipc_unpacked_rkey_t *rkey;
     uct_gaudi_ipc_md_t *md;
     ucs_status_t status;
+
+    if ((key->range_offset > key->length) ||
+        (key->range_length > key->length - key->range_offset)) {
+        ucs_error("gaudi_ipc: invalid remote key of pid %d: range +%" PRIu64
+                  " length %" PRIu64 " is outside its allocation 0x%" PRIx64
+                  "+%" PRIu64, key->pid, key->range_offset, key->range_length,
+                  key->base, key->length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    rkey = ucs_malloc(sizeof(*rkey), "gaudi_ipc_rkey");
+    if (rkey == NULL) {
+        ucs_error("gaudi_ipc: failed to allocate a remote key");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    rkey->start = key->base + key->range_offset;
+    rkey->end   = rkey->start + key->range_length;
 
     pthread_mutex_lock(&uct_gaudi_ipc_md_lock);
     md = uct_gaudi_ipc_md_singleton;
     if ((md == NULL) || (key->system_id != md->system_id) ||
-        (key->pid == getpid()) || !uct_gaudi_dev_can_import(md->dev)) {
+        (key->pid == getpid()) || (key->export_id == 0) ||
+        !uct_gaudi_dev_can_import(md->dev)) {
         ucs_debug("gaudi_ipc: remote key of pid %d unreachable: %s",
                   key->pid, (md == NULL) ? "no gaudi_ipc memory domain" :
+                  (key->export_id == 0) ? "memory not exported (allocated "
+                                          "outside UCX)" :
                   (key->system_id != md->system_id) ? "another system" :
                   (key->pid == getpid()) ? "this process" :
                   "the driver cannot import DMA-BUFs");
@@ -381,26 +517,32 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
     pthread_mutex_unlock(&uct_gaudi_ipc_md_lock);
 
     if (status != UCS_OK) {
-        return status;
+        goto err_free;
     }
 
-    status = uct_gaudi_ipc_cache_get(&md->cache, key, &map);
+    status = uct_gaudi_ipc_cache_get(&md->cache, key, &rkey->map);
     if (status != UCS_OK) {
         uct_md_close(&md->super);
-        return status;
+        goto err_free;
     }
 
-    *rkey_p   = (uintptr_t)map;
+    *rkey_p   = (uintptr_t)rkey;
     *handle_p = md;
     return UCS_OK;
+
+err_free:
+    ucs_free(rkey);
+    return status;
 }
 
 static ucs_status_t uct_gaudi_ipc_rkey_release(uct_component_t *component,
                                                uct_rkey_t rkey, void *handle)
 {
-    uct_gaudi_ipc_md_t *md = handle;
+    uct_gaudi_ipc_unpacked_rkey_t *unpacked = (void*)rkey;
+    uct_gaudi_ipc_md_t *md                  = handle;
 
-    uct_gaudi_ipc_cache_put(&md->cache, (uct_gaudi_ipc_map_t*)rkey);
+    uct_gaudi_ipc_cache_put(&md->cache, unpacked->map);
+    ucs_free(unpacked);
     uct_md_close(&md->super);
     return UCS_OK;
 }
@@ -416,7 +558,7 @@ static void uct_gaudi_ipc_md_destroy(uct_gaudi_ipc_md_t *md)
         if (export->exp.fd >= 0) {
             close(export->exp.fd);
         }
-        ucs_free(export);
+        uct_gaudi_ipc_export_free(export);
     })
     kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_id);
     kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_base);
@@ -467,6 +609,13 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
     uct_gaudi_ipc_md_t *md;
     ucs_status_t status;
 
+    /* SO_RCVTIMEO takes 0 as "wait forever" */
+    if (!(config->timeout > 0) || !(config->timeout < 1e6)) {
+        ucs_error("gaudi_ipc: UCX_GAUDI_IPC_TIMEOUT must be a positive time "
+                  "under 1e6 s (is %g s)", config->timeout);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     md = ucs_calloc(1, sizeof(*md), "uct_gaudi_ipc_md_t");
     if (md == NULL) {
         ucs_error("failed to allocate memory for uct_gaudi_ipc_md_t");
@@ -482,11 +631,13 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
     md->super.component = &uct_gaudi_ipc_component;
     md->refcount        = 1;
     md->system_id       = ucs_get_system_id();
+    md->start_time      = ucs_sys_get_proc_create_time(getpid());
     md->timeout         = config->timeout;
     pthread_mutex_init(&md->lock, NULL);
     kh_init_inplace(uct_gaudi_ipc_exports, &md->by_base);
     kh_init_inplace(uct_gaudi_ipc_exports, &md->by_id);
-    uct_gaudi_ipc_cache_init(&md->cache, md->dev, config->enable_cache,
+    uct_gaudi_ipc_cache_init(&md->cache, md->dev, &md->srv,
+                             config->enable_cache, config->cache_max,
                              config->timeout);
 
     status = uct_gaudi_ipc_srv_start(&md->srv, &uct_gaudi_ipc_md_srv_ops, md,

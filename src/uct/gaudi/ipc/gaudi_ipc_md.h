@@ -24,27 +24,38 @@ extern uct_component_t uct_gaudi_ipc_component;
 typedef struct uct_gaudi_ipc_md_config {
     uct_md_config_t super;
     int             enable_cache;  /* keep imported mappings for reuse */
+    unsigned        cache_max;     /* imports kept, at most */
     double          timeout;       /* fd server requests, seconds */
 } uct_gaudi_ipc_md_config_t;
 
 
+/* Importers of an export: pid -> nonce of its fd server */
+KHASH_MAP_INIT_INT(uct_gaudi_ipc_importers, uint64_t);
+
+
 /*
- * An exported allocation of this process. It lives from the first
- * registration of the allocation until the allocation is freed, so its
- * identity {export id, cookie} stays the same while the memory does (the
- * importers' cached mappings stay valid); the DMA-BUF fd is held while the
- * allocation is registered and closed at the last deregistration.
- * The memory handle of gaudi_ipc is this object.
+ * An exported allocation of this process: from its first registration
+ * until its last deregistration (or its free, if that comes first). The
+ * DMA-BUF fd is held meanwhile. When it goes its importers are revoked, and
+ * the next registration of the allocation is a new export with a new
+ * identity {export id, cookie}: keys of the old one stop working.
  */
 typedef struct uct_gaudi_ipc_export {
-    uct_gaudi_export_t exp;          /* fd (-1: not registered), base, len */
+    uct_gaudi_export_t exp;          /* fd (-1: gone), base, len */
     uint64_t           export_id;    /* never reused by this process */
     uint64_t           cookie;       /* random */
-    unsigned           num_regs;     /* registrations holding the fd */
-    unsigned           num_importers;
-    pid_t              importers[8]; /* peers that fetched it (first 8) */
-    int                more_importers; /* more than fit */
+    unsigned           num_regs;     /* memory handles pointing here */
+    int                freed;        /* memory freed while registered */
+    khash_t(uct_gaudi_ipc_importers) importers; /* peers that fetched it */
 } uct_gaudi_ipc_export_t;
+
+
+/* The memory handle of gaudi_ipc: one registered range of an export */
+typedef struct uct_gaudi_ipc_memh {
+    uct_gaudi_ipc_export_t *export;
+    uint64_t               address;
+    size_t                 length;
+} uct_gaudi_ipc_memh_t;
 
 
 KHASH_MAP_INIT_INT64(uct_gaudi_ipc_exports, uct_gaudi_ipc_export_t*);
@@ -60,14 +71,20 @@ typedef struct uct_gaudi_ipc_md {
     khash_t(uct_gaudi_ipc_exports) by_id;       /* export id -> */
     uint64_t                       next_export_id;
     uint64_t                       system_id;
-    double                         timeout;
+    unsigned long                  start_time;  /* of this process */
+    double                         timeout;     /* revocations, seconds */
     uct_gaudi_ipc_srv_t            srv;
     uct_gaudi_ipc_cache_t          cache;
 } uct_gaudi_ipc_md_t;
 
 
-/* Remote key handed to the ep: a referenced mapping of the peer's memory */
-typedef uct_gaudi_ipc_map_t uct_gaudi_ipc_unpacked_rkey_t;
+/* Remote key handed to the ep: a referenced mapping of the peer's
+ * allocation, and the range of it the key grants */
+typedef struct uct_gaudi_ipc_unpacked_rkey {
+    uct_gaudi_ipc_map_t *map;
+    uint64_t            start;   /* peer's VA */
+    uint64_t            end;
+} uct_gaudi_ipc_unpacked_rkey_t;
 
 
 /* The process's MD while it is open, else NULL (no dangling pointer) */

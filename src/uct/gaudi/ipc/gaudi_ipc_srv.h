@@ -12,12 +12,19 @@
  * passes exported DMA-BUF fds to peers of the same uid without ptrace
  * rights (SCM_RIGHTS over an abstract UNIX socket), and receives
  * revocations of the exports this process imported. Requests are served
- * from UCS's async thread, one short connection per request.
+ * from UCS's async thread, one short connection per request, and the
+ * server never blocks there: connections from other uids are closed at
+ * accept, the others are non-blocking, each with its own deadline, and one
+ * callback does a bounded amount of work. A slow or hostile peer delays
+ * only itself.
  */
 
 #include "gaudi_ipc_proto.h"
 
+#include <ucs/datastruct/khash.h>
+#include <ucs/time/time_def.h>
 #include <ucs/type/status.h>
+#include <pthread.h>
 #include <sys/types.h>
 
 
@@ -32,15 +39,30 @@ typedef struct uct_gaudi_ipc_srv_ops {
 } uct_gaudi_ipc_srv_ops_t;
 
 
+/* An accepted connection of our uid whose request has not come yet */
+typedef struct uct_gaudi_ipc_srv_conn {
+    ucs_time_t deadline;  /* closed unanswered after it */
+    pid_t      pid;       /* SO_PEERCRED */
+} uct_gaudi_ipc_srv_conn_t;
+
+
+KHASH_MAP_INIT_INT(uct_gaudi_ipc_srv_conns, uct_gaudi_ipc_srv_conn_t);
+
+
 typedef struct uct_gaudi_ipc_srv {
     int                           fd;       /* listening socket */
+    uint64_t                      nonce;    /* random part of its name */
     const uct_gaudi_ipc_srv_ops_t *ops;
     void                          *arg;
     double                        timeout;  /* seconds per request */
+    int                           timer_id; /* closes expired connections */
+    pthread_mutex_t               lock;     /* conns; held while serving */
+    khash_t(uct_gaudi_ipc_srv_conns) conns; /* socket -> connection */
 } uct_gaudi_ipc_srv_t;
 
 
-/* Listen on this process's abstract socket and serve from the async thread */
+/* Listen on an abstract socket of a fresh random name and serve from the
+ * async thread */
 ucs_status_t uct_gaudi_ipc_srv_start(uct_gaudi_ipc_srv_t *srv,
                                      const uct_gaudi_ipc_srv_ops_t *ops,
                                      void *arg, double timeout);
@@ -50,20 +72,52 @@ void uct_gaudi_ipc_srv_stop(uct_gaudi_ipc_srv_t *srv);
 
 
 /**
- * Ask process @a pid for the fd of export {export_id, cookie}.
+ * Ask process @a pid, serving under @a nonce, for the fd of export
+ * {export_id, cookie}; @a srv is ours (its nonce goes with the request).
  *
  * @return UCS_OK with *fd_p; UCS_ERR_UNREACHABLE if nobody serves (the
- *         process is gone); UCS_ERR_REJECTED if it refused (it logs why);
- *         UCS_ERR_TIMED_OUT.
+ *         process is gone) or whoever serves is not @a pid of our uid;
+ *         UCS_ERR_REJECTED if it refused (it logs why); UCS_ERR_TIMED_OUT.
  */
-ucs_status_t uct_gaudi_ipc_srv_get_fd(pid_t pid, uint64_t export_id,
-                                      uint64_t cookie, double timeout,
-                                      int *fd_p);
+ucs_status_t uct_gaudi_ipc_srv_get_fd(const uct_gaudi_ipc_srv_t *srv,
+                                      pid_t pid, uint64_t nonce,
+                                      uint64_t export_id, uint64_t cookie,
+                                      double timeout, int *fd_p);
 
 
-/* Tell process @a pid that export {export_id, cookie} is going away; same
- * statuses as uct_gaudi_ipc_srv_get_fd() */
-ucs_status_t uct_gaudi_ipc_srv_revoke(pid_t pid, uint64_t export_id,
-                                      uint64_t cookie, double timeout);
+/* The revocations of one export, sent in parallel, waiting for answers */
+typedef struct uct_gaudi_ipc_srv_revocation {
+    struct {
+        int   sock;
+        pid_t pid;
+    }        *peers;     /* room for @a max */
+    unsigned count;
+    unsigned max;
+} uct_gaudi_ipc_srv_revocation_t;
+
+
+/* Room for @a max revocations (without it they are sent unanswered) */
+void uct_gaudi_ipc_srv_revocation_init(uct_gaudi_ipc_srv_revocation_t *rev,
+                                       unsigned max);
+
+
+/**
+ * Tell process @a pid, serving under @a nonce, that export
+ * {export_id, cookie} is going away. Never waits: the request is queued on
+ * a non-blocking connection, which joins @a rev to wait for the answer.
+ *
+ * @return UCS_OK if queued; UCS_ERR_UNREACHABLE if nobody (or somebody else)
+ *         serves there, or its backlog is full.
+ */
+ucs_status_t uct_gaudi_ipc_srv_revoke(const uct_gaudi_ipc_srv_t *srv,
+                                      uct_gaudi_ipc_srv_revocation_t *rev,
+                                      pid_t pid, uint64_t nonce,
+                                      uint64_t export_id, uint64_t cookie);
+
+
+/* Wait for the answers of @a rev, all under one deadline @a timeout from
+ * now (an importer answers once it dropped its mapping), and release it */
+void uct_gaudi_ipc_srv_revocation_wait(uct_gaudi_ipc_srv_revocation_t *rev,
+                                       double timeout);
 
 #endif
