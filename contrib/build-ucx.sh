@@ -11,11 +11,11 @@
 #   BUILD_DIR     scratch directory (fetched sources, logs)
 #   UCX_CONFIGURE_FLAGS  extra flags for UCX's configure
 #
-# usage: build-ucx.sh build|install
+# usage: build-ucx.sh build|install|gtest
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-action=${1:?usage: build-ucx.sh build|install}
+action=${1:?usage: build-ucx.sh build|install|gtest}
 : "${UCX_SRC:?}" "${UCX_ORIGIN:?}" "${PREFIX:?}" "${BUILD_DIR:?}"
 jobs=${JOBS:-$(nproc)}
 mkdir -p "$BUILD_DIR"
@@ -57,36 +57,73 @@ configure_ucx() {
                     -newer "$UCX_SRC/config.status")" ]; then
         return 0
     fi
-    log "bootstrapping and configuring UCX (log: $BUILD_DIR/ucx-configure.log)"
+    local t0=$SECONDS
+    log "bootstrapping and configuring UCX (about 1-2 min; log: $BUILD_DIR/ucx-configure.log)"
     (cd "$UCX_SRC" && ./autogen.sh && ./configure $flags) \
         > "$BUILD_DIR/ucx-configure.log" 2>&1 ||
         { tail -n 30 "$BUILD_DIR/ucx-configure.log"; exit 1; }
     echo "$flags" > "$stamp"
+    log "UCX configured in $((SECONDS - t0)) s"
+}
+
+# UCX's top-level SUBDIRS less its tests: the main job needs the libraries,
+# the module and the tools. UCX's gtest (several minutes more) is built by
+# the "gtest" action, for the test command only; test/apps (UCX's own
+# sample and regression programs, iodemo among them) is used by neither.
+ucx_subdirs() {
+    make -s --no-print-directory -C "$UCX_SRC" -f Makefile -f - print-subdirs \
+        <<< 'print-subdirs: ; @echo $(SUBDIRS)' | tr ' ' '\n' |
+        grep -vxE 'test/gtest|test/apps'
+}
+
+# run_make LOG WHAT ARGS...: make with output to LOG, the error lines on failure
+run_make() {
+    local log=$1 what=$2
+    shift 2
+    make "$@" >> "$log" 2>&1 ||
+        { echo "build-ucx: $what failed; the errors (whole log: $log):" >&2
+          grep -E 'error|Error' "$log" | tail -n 30 >&2; exit 1; }
 }
 
 build_ucx() {
-    local log="$BUILD_DIR/ucx-build.log" dir
+    local log="$BUILD_DIR/ucx-build.log" dir t0=$SECONDS
+
+    log "building UCX + gaudi (2-4 min on 2 cores; log: $log)"
+    : > "$log"
+    for dir in $(ucx_subdirs); do
+        run_make "$log" "make in $dir" -C "$UCX_SRC/$dir" -j"$jobs"
+    done
+    run_make "$log" "make of UCX's top level" -C "$UCX_SRC" -j"$jobs" all-am
+    log "UCX + gaudi built in $((SECONDS - t0)) s"
+}
+
+install_ucx() {
+    local log="$BUILD_DIR/ucx-install.log" dir
+
+    log "installing UCX + gaudi into $PREFIX (log: $log)"
+    : > "$log"
+    for dir in $(ucx_subdirs); do
+        run_make "$log" "make install in $dir" -C "$UCX_SRC/$dir" install
+    done
+    run_make "$log" "make install of UCX's top level" -C "$UCX_SRC" \
+        install-exec-am install-data-am
+}
+
+build_gtest() {
+    local log="$BUILD_DIR/ucx-gtest-build.log" t0=$SECONDS
+    # UCX's configure empties CXXFLAGS, and gcc 12 flags use-after-free and
+    # maybe-uninitialized in 1.13.1's own gtest sources (ucm/malloc_hook.cc):
+    # test/gtest keeps those two as warnings. Never override CXXFLAGS for the
+    # whole tree: src/tools/perf/lib appends its own flags to it.
     local gtest_cxxflags="-g -O2 -Wno-error=use-after-free
                           -Wno-error=maybe-uninitialized"
 
-    log "building UCX + gaudi and UCX's gtest (log: $log)"
+    [ -x "$UCX_SRC/test/gtest/gtest" ] ||
+        log "building UCX's gtest (about 8 min on 2 cores; log: $log)"
     : > "$log"
-    # UCX's configure empties CXXFLAGS, and gcc 12 flags use-after-free and
-    # maybe-uninitialized in 1.13.1's own gtest sources (ucm/malloc_hook.cc):
-    # build every directory but test/gtest as UCX does, then test/gtest with
-    # those two kept as warnings. Never override CXXFLAGS for the whole tree:
-    # src/tools/perf/lib appends its own flags to it.
-    for dir in $(make -s -C "$UCX_SRC" -f Makefile -f - print-subdirs \
-                     <<< 'print-subdirs: ; @echo $(SUBDIRS)'); do
-        [ "$dir" = test/gtest ] && continue
-        make -C "$UCX_SRC/$dir" -j"$jobs" >> "$log" 2>&1 ||
-            { grep -E 'error|Error' "$log" | tail -n 30; exit 1; }
-    done
-    make -C "$UCX_SRC/test/gtest" -j"$jobs" CXXFLAGS="$(echo $gtest_cxxflags)" \
-        >> "$log" 2>&1 ||
-        { grep -E 'error|Error' "$log" | tail -n 30; exit 1; }
-    make -C "$UCX_SRC" -j"$jobs" >> "$log" 2>&1 ||
-        { grep -E 'error|Error' "$log" | tail -n 30; exit 1; }
+    run_make "$log" "make of UCX's gtest" -C "$UCX_SRC/test/gtest" -j"$jobs" \
+        CXXFLAGS="$(echo $gtest_cxxflags)"
+    log "UCX's gtest built in $((SECONDS - t0)) s"
 }
 
 case "$action" in
@@ -96,9 +133,9 @@ build)
     configure_ucx
     build_ucx ;;
 install)
-    log "installing UCX + gaudi into $PREFIX"
-    make -C "$UCX_SRC" install > "$BUILD_DIR/ucx-install.log" 2>&1 ||
-        { tail -n 30 "$BUILD_DIR/ucx-install.log"; exit 1; } ;;
+    install_ucx ;;
+gtest)
+    build_gtest ;;
 *)
-    echo "usage: build-ucx.sh build|install" >&2; exit 1 ;;
+    echo "usage: build-ucx.sh build|install|gtest" >&2; exit 1 ;;
 esac

@@ -9,7 +9,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-make --no-print-directory -s build-tests
+make --no-print-directory -s build-main
 eval "$(make --no-print-directory -s print-test-env)"
 unset UCX_SRC  # UCX warns about UCX_* variables it does not know
 

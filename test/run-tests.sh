@@ -4,7 +4,7 @@
 # test failed or a suite could not run.
 #
 # Environment (set by the top-level Makefile): UCX_SRC, PREFIX, UNIT_TEST,
-# EMU_TEST, IPC_TEST, DEMO, IPC_UCP.
+# EMU_TEST, IPC_TEST, DEMO, IPC_UCP, MPI_XFER.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +16,7 @@ unset UCX_SRC
 logdir=${TEST_LOG_DIR:-$(mktemp -d /tmp/ucx-gaudi-tests.XXXXXX)}
 passed=0
 failed=0
+skipped=()
 
 # run_gtest NAME ENV... -- BINARY ARGS...: count a gtest binary's results
 run_gtest() {
@@ -43,13 +44,18 @@ run_gtest() {
     passed=$((passed + p)); failed=$((failed + f))
 }
 
-# run_script NAME SCRIPT: a shell test whose exit status is its verdict
+# run_script NAME SCRIPT: a shell test whose exit status is its verdict;
+# 77 means it could not run here (a skip: neither passed nor failed)
 run_script() {
-    local name=$1 log="$logdir/$1.log"
+    local name=$1 log="$logdir/$1.log" rc=0
     shift
     echo "=== $name"
-    if "$@" > "$log" 2>&1; then
+    "$@" > "$log" 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
         echo "    passed"; passed=$((passed + 1))
+    elif [ "$rc" -eq 77 ]; then
+        echo "    SKIPPED, not counted as passed: $(grep -m1 '^SKIP' "$log")"
+        skipped+=("$name")
     else
         echo "    FAILED (log: $log)"; tail -n 30 "$log" | sed 's/^/    | /'
         failed=$((failed + 1))
@@ -101,8 +107,10 @@ run_gtest ucx-ucp-gaudi $(emu_env 1) UCX_HANDLE_ERRORS=none -- \
 for t in "$here"/test/e2e/*.sh; do
     [ -f "$t" ] || continue
     run_script "e2e-$(basename "$t" .sh)" env PREFIX="$PREFIX" DEMO="$DEMO" \
-        IPC_UCP="${IPC_UCP:-}" bash "$t"
+        IPC_UCP="${IPC_UCP:-}" MPI_XFER="${MPI_XFER:-}" bash "$t"
 done
 
+[ "${#skipped[@]}" -eq 0 ] ||
+    echo "${#skipped[@]} skipped (not run here): ${skipped[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
