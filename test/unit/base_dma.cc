@@ -123,6 +123,34 @@ static void run_dma_suite(const char *asic, const char *abi, const char *exec)
     });
 }
 
+/* A Gaudi2 whose binning left EDMA engines out: device-to-device copies
+ * use an engine it has (the driver refuses the queues of a missing one),
+ * or PDMA when it has none */
+static void run_binned_edma(const char *disabled, uint32_t expect_queue)
+{
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+
+        set_emu_env(1, dir, "gaudi2", "drm", "thread");
+        setenv("UCX_GAUDI_EMU_EDMA_DISABLE", disabled, 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        EXPECT_EQ(0xFFu & ~(uint32_t)strtoul(disabled, NULL, 0),
+                  dev->info->edma_mask);
+        EXPECT_EQ(expect_queue, dev->dma.queue[UCT_GAUDI_DMA_D2D]);
+        check_memset_d2d(dev);
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+TEST(base_dma, gaudi2_binned_edma) {
+    run_binned_edma("1", GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0 + 4);
+    run_binned_edma("7", GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0 + 4);
+    run_binned_edma("255", GAUDI2_QUEUE_ID_PDMA_0_1);
+}
+
 TEST(base_dma, gaudi2_thread) {
     run_dma_suite("gaudi2", "drm", "thread");
 }

@@ -103,6 +103,25 @@ INSTANTIATE_TEST_SUITE_P(
 class emu_cs : public emu_cs_test {
 };
 
+/* Binning: an EDMA engine the device lacks is not in edma_enabled_mask and
+ * its queues are refused */
+TEST_F(emu_cs, binned_edma_gaudi2) {
+    m_cfg.edma_disabled = 0x3;      /* both engines of DCORE0 */
+    open_ok();
+
+    struct hl_info_hw_ip_info hw;
+    EXPECT_EQ(0, info(m_fd, HL_INFO_HW_IP_INFO, &hw, sizeof(hw)));
+    EXPECT_EQ(0xFCu, hw.edma_enabled_mask);
+
+    struct uct_gaudi_pkt_lin_dma pkt = lin_dma(0, 0, 0, false, false);
+    uint32_t size = write_cb(&pkt, sizeof(pkt));
+    uint64_t seq;
+    EXPECT_EQ(EINVAL, submit_raw(size, &seq, GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0));
+    EXPECT_EQ(EINVAL, submit_raw(size, &seq,
+                                 GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0 + 4));
+    EXPECT_EQ(0, submit_raw(size, &seq, GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0));
+}
+
 TEST_F(emu_cs, validation_gaudi2) {
     open_ok();
 
@@ -240,7 +259,11 @@ TEST_F(emu_cs, wait_matrix) {
 
     /* never submitted */
     EXPECT_EQ(EINVAL, wait(1, 0, &out));
-    EXPECT_EQ(EINVAL, wait(0, 0, &out));
+    /* sequences start at 1: the driver has no fence for 0 and answers as
+     * for one older than its window */
+    EXPECT_EQ(0, wait(0, 0, &out));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_FLAG_GONE, out.flags);
 
     ASSERT_EQ(0, submit_raw(size, &seq, 0, HL_CS_FLAGS_TIMESTAMP));
     EXPECT_EQ(EINVAL, wait(seq + 1, 0, &out));
@@ -284,21 +307,36 @@ TEST_F(emu_cs, multi_cs) {
     EXPECT_EQ(3u, args.out.cs_completion_map);
 }
 
-TEST_F(emu_cs, gone_window) {
+/* The driver retains max_pending_cs fences per context (64 on Gaudi2,
+ * 16K on Gaudi1): a wait on an older sequence finds none and says
+ * COMPLETED + GONE, whatever the CS's own outcome was */
+class emu_cs_window : public emu_cs_test,
+                      public ::testing::WithParamInterface<
+                          std::tuple<uct_gaudi_asic_t, uint64_t>> {
+};
+
+TEST_P(emu_cs_window, gone_window) {
+    m_cfg.asic = std::get<0>(GetParam());
     m_cfg.exec = GAUDI_EMU_EXEC_INLINE;
     open_ok();
 
-    struct uct_gaudi_pkt_lin_dma pkt = lin_dma(0, 0, 0, false, false);
+    const uint64_t window = std::get<1>(GetParam());
+    struct uct_gaudi_pkt_lin_dma pkt = lin_dma(0, 0, 0, false, gaudi1());
     uint32_t size = write_cb(&pkt, sizeof(pkt));
     struct hl_wait_cs_out out;
     uint64_t seq = 0;
 
-    for (int i = 0; i < 1100; ++i) {
+    for (uint64_t i = 0; i < window + 10; ++i) {
         ASSERT_EQ(0, submit_raw(size, &seq));
     }
-    EXPECT_EQ(1100u, seq);
+    EXPECT_EQ(window + 10, seq);
 
-    EXPECT_EQ(0, wait(1, 0, &out));
+    /* the oldest retained one (the last window sequences are), and the
+     * newest that is gone */
+    EXPECT_EQ(0, wait(seq - window + 1, 0, &out));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+    EXPECT_FALSE(out.flags & HL_WAIT_CS_STATUS_FLAG_GONE);
+    EXPECT_EQ(0, wait(seq - window, 0, &out));
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
     EXPECT_TRUE(out.flags & HL_WAIT_CS_STATUS_FLAG_GONE);
 
@@ -306,6 +344,12 @@ TEST_F(emu_cs, gone_window) {
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
     EXPECT_FALSE(out.flags & HL_WAIT_CS_STATUS_FLAG_GONE);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    asics, emu_cs_window,
+    ::testing::Values(std::make_tuple(UCT_GAUDI_ASIC_GAUDI2, (uint64_t)64),
+                      std::make_tuple(UCT_GAUDI_ASIC_GAUDI1,
+                                      (uint64_t)16384)));
 
 TEST_F(emu_cs, eagain_backpressure) {
     m_cfg.latency = 0.2;         /* the first CS completes after 200 ms */

@@ -137,6 +137,15 @@ static ucs_config_field_t uct_gaudi_base_config_table[] = {
      ucs_offsetof(uct_gaudi_base_config_t, emu_numa_nodes),
      UCS_CONFIG_TYPE_UINT},
 
+    {"EMU_EDMA_DISABLE", "0",
+     "Gaudi2 emulation: EDMA engines the emulated devices lack, as a bit mask\n"
+     "as a number (bit 2 * dcore + n is DCORE<dcore>_EDMA_<n>; 3: both\n"
+     "engines of DCORE0), as binning leaves engines out of a real device's\n"
+     "edma_enabled_mask. Their queues are refused like on such a device.\n"
+     "0: all 8 engines.",
+     ucs_offsetof(uct_gaudi_base_config_t, emu_edma_disabled),
+     UCS_CONFIG_TYPE_UINT},
+
     {"EMU_PROC_NUMA", "auto",
      "Test only, with emulated devices: the NUMA node that device assignment\n"
      "takes for the CPUs of this process, instead of asking libnuma, so that\n"

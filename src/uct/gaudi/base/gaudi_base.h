@@ -46,6 +46,7 @@ typedef struct uct_gaudi_base_config {
     char              *emu_state_dir;  /* emulator state directory */
     char              *emu_faults;     /* fault injection specification */
     unsigned          emu_numa_nodes;  /* NUMA nodes of the emulated node */
+    unsigned          emu_edma_disabled; /* EDMA engines binned out */
     unsigned long     emu_proc_numa;   /* test: NUMA node of the process's
                                           CPUs, or UCS_ULUNITS_AUTO */
 } uct_gaudi_base_config_t;

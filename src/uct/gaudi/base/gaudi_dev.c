@@ -255,6 +255,7 @@ static ucs_status_t uct_gaudi_dev_query(int minor, uct_gaudi_dev_info_t *info)
     info->dram_size       = hw_ip.dram_size;
     info->dram_page_size  = hw_ip.dram_page_size;
     info->alloc_page_size = hw_ip.device_mem_alloc_default_page_size;
+    info->edma_mask       = hw_ip.edma_enabled_mask;
     if (info->asic == UCT_GAUDI_ASIC_UNKNOWN) {
         ucs_debug("%s: PCI device id 0x%x is not a Gaudi", info->control_path,
                   hw_ip.device_id);

@@ -48,6 +48,8 @@ typedef struct uct_gaudi_dev_info {
     uint64_t          dram_size;        /* user-available HBM */
     uint64_t          dram_page_size;   /* DRAM physical page size */
     uint64_t          alloc_page_size;  /* default HL_MEM_OP_ALLOC page */
+    uint32_t          edma_mask;        /* Gaudi2+: EDMA engines present
+                                           (binning leaves some out) */
     char              compute_path[UCT_GAUDI_PATH_MAX]; /* exclusive node */
     char              control_path[UCT_GAUDI_PATH_MAX]; /* INFO-only node */
 } uct_gaudi_dev_info_t;

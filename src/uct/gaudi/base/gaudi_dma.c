@@ -261,6 +261,34 @@ void uct_gaudi_dma_chan_cleanup(uct_gaudi_dma_chan_t *chan)
     chan->descs = NULL;
 }
 
+/*
+ * Gaudi2 device-to-device queue: stream 0 of the first EDMA engine the
+ * device has. Binning leaves engines out of edma_enabled_mask (bit
+ * 2 * dcore + n: DCORE<dcore>_EDMA_<n>, 4 streams each), and the driver
+ * refuses the queues of a missing one; with none, PDMA_0_1 (PDMA reaches
+ * device memory too, only slower).
+ */
+static uint32_t uct_gaudi_dma_gaudi2_d2d_queue(uct_gaudi_dev_t *dev)
+{
+    static const uint32_t dcore_edma[] = {
+        GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0, GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0,
+        GAUDI2_QUEUE_ID_DCORE2_EDMA_0_0, GAUDI2_QUEUE_ID_DCORE3_EDMA_0_0
+    };
+    uint32_t mask = dev->info->edma_mask;
+    unsigned engine;
+
+    for (engine = 0; engine < 2 * ucs_static_array_size(dcore_edma);
+         ++engine) {
+        if (mask & UCS_BIT(engine)) {
+            return dcore_edma[engine / 2] + 4 * (engine % 2);
+        }
+    }
+
+    ucs_debug("%s: no EDMA engine (edma_enabled_mask 0x%x): device to "
+              "device copies go through PDMA", dev->name, mask);
+    return GAUDI2_QUEUE_ID_PDMA_0_1;
+}
+
 static void uct_gaudi_dma_set_queues(uct_gaudi_dev_t *dev)
 {
     uint32_t *queue = dev->dma.queue;
@@ -274,7 +302,7 @@ static void uct_gaudi_dma_set_queues(uct_gaudi_dev_t *dev)
     } else {
         queue[UCT_GAUDI_DMA_H2D] = GAUDI2_QUEUE_ID_PDMA_0_0;
         queue[UCT_GAUDI_DMA_D2H] = GAUDI2_QUEUE_ID_PDMA_1_0;
-        queue[UCT_GAUDI_DMA_D2D] = GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0;
+        queue[UCT_GAUDI_DMA_D2D] = uct_gaudi_dma_gaudi2_d2d_queue(dev);
     }
 }
 

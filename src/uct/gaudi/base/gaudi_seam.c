@@ -82,6 +82,7 @@ uct_gaudi_seam_emu_config(const uct_gaudi_base_config_t *config,
                               config->emu_state_dir : NULL;
     emu_config->faults      = config->emu_faults;
     emu_config->numa_nodes  = config->emu_numa_nodes;
+    emu_config->edma_disabled = (uint32_t)config->emu_edma_disabled;
 }
 
 static const char *uct_gaudi_seam_emu_error(void *handle)

@@ -51,6 +51,10 @@ typedef struct emu_asic {
     uint32_t         num_events;
     uint32_t         clk_mhz;
     uint32_t         edma_mask;
+    /* max_pending_cs of the driver: both the in-flight limit (a CS whose
+     * slot still holds an incomplete one gets EAGAIN) and the window of
+     * retained fences (older: FLAG_GONE); a power of two */
+    uint32_t         max_pending_cs;
     uint8_t          tpc_mask;
     uint64_t         tpc_mask_ext;
     int              cs_supported;

@@ -6,6 +6,7 @@
 
 #include "emu_common.h"
 #include "emu_cb.h"
+#include "emu_dev.h"
 #include "emu_global.h"
 #include "emu_va.h"
 
@@ -176,6 +177,12 @@ static int emu_cb_info(emu_ctx_t *ctx, union hl_cb_args *args)
 
 int emu_cb_ioctl(emu_ctx_t *ctx, union hl_cb_args *args)
 {
+    /* hl_cb_ioctl refuses every op, DESTROY too, while the device is not
+     * operational (the CBs go with the fd) */
+    if (!emu_dev_operational(ctx->sdev)) {
+        return -EBUSY;
+    }
+
     switch (args->in.op) {
     case HL_CB_OP_CREATE:
         return emu_cb_create(ctx, args);

@@ -39,6 +39,13 @@ static int emu_config_check(const gaudi_emu_config_t *config,
         return -EINVAL;
     }
 
+    if ((config->edma_disabled != 0) &&
+        ((asic == NULL) || ((config->edma_disabled & ~asic->edma_mask) != 0))) {
+        emu_error("invalid EDMA engines to disable 0x%x (the ASIC has 0x%x)",
+                  config->edma_disabled, (asic != NULL) ? asic->edma_mask : 0);
+        return -EINVAL;
+    }
+
     if (config->numa_nodes > config->num_devices) {
         emu_error("invalid number of NUMA nodes %u (0..%u, the number of "
                   "devices)", config->numa_nodes, config->num_devices);
@@ -117,7 +124,9 @@ int emu_config_load(const gaudi_emu_config_t *config)
     emu_g.cfg            = *config;
     emu_g.cfg.asic       = asic->asic;
     emu_g.cfg.numa_nodes = emu_max(config->numa_nodes, 1);
-    emu_g.asic           = asic;
+    emu_g.asic_cfg       = *asic;
+    emu_g.asic_cfg.edma_mask &= ~config->edma_disabled;
+    emu_g.asic           = &emu_g.asic_cfg;
     emu_g.hbm_size       = hbm_size;
     emu_g.dram_size      = emu_align_down(hbm_size, asic->dram_page_size);
 
@@ -151,7 +160,9 @@ int emu_config_same(const gaudi_emu_config_t *config)
 
     hbm_size = emu_config_hbm_size(config, asic);
     return (config->num_devices == emu_g.cfg.num_devices) &&
-           (asic == emu_g.asic) && (hbm_size == emu_g.hbm_size) &&
+           (asic->asic == emu_g.asic->asic) &&
+           (config->edma_disabled == emu_g.cfg.edma_disabled) &&
+           (hbm_size == emu_g.hbm_size) &&
            (config->abi == emu_g.cfg.abi) &&
            (config->oot_import == emu_g.cfg.oot_import) &&
            (config->exec == emu_g.cfg.exec) &&

@@ -161,11 +161,12 @@ static int emu_cs_queue_full(emu_ctx_t *ctx)
     uint64_t seq = ctx->next_seq;
     emu_cs_t *old;
 
-    if (seq <= EMU_CS_MAX_INFLIGHT) {
+    if (seq <= ctx->cs_window) {
         return 0;
     }
 
-    old = &ctx->ring[(seq - EMU_CS_MAX_INFLIGHT) % EMU_CS_WINDOW];
+    /* the slot this CS takes, as the driver's cs_pending[] */
+    old = &ctx->ring[seq % ctx->cs_window];
     if ((old->state == EMU_CS_DONE) && (old->done_ns <= ctx->active_ns)) {
         return 0;   /* done before the last call: no clock read needed */
     }
@@ -186,7 +187,7 @@ static int emu_cs_enqueue(emu_ctx_t *ctx, const struct hl_cs_in *in,
         return -EAGAIN;
     }
 
-    cs = &ctx->ring[ctx->next_seq % EMU_CS_WINDOW];
+    cs = &ctx->ring[ctx->next_seq % ctx->cs_window];
     memset(cs, 0, sizeof(*cs));
     cs->seq       = ctx->next_seq;
     cs->state     = EMU_CS_QUEUED;

@@ -10,6 +10,7 @@
 #include "emu_cb.h"
 #include "emu_dev.h"
 #include "emu_exec.h"
+#include "emu_global.h"
 #include "emu_mem.h"
 
 #include <stdlib.h>
@@ -28,7 +29,8 @@ emu_ctx_t *emu_ctx_create(int dev, int compute)
     }
 
     if (compute) {
-        ctx->ring = calloc(EMU_CS_WINDOW, sizeof(*ctx->ring));
+        ctx->cs_window = emu_g.asic->max_pending_cs;
+        ctx->ring      = calloc(ctx->cs_window, sizeof(*ctx->ring));
         if (ctx->ring == NULL) {
             free(ctx);
             return NULL;

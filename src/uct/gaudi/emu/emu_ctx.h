@@ -13,8 +13,6 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-#define EMU_CS_WINDOW        1024  /* retained fences; older: FLAG_GONE   */
-#define EMU_CS_MAX_INFLIGHT  64    /* modelled queue depth; beyond: EAGAIN */
 
 /* hl_info_cs_counters drop reasons, in struct order */
 typedef enum {
@@ -115,7 +113,8 @@ typedef struct emu_ctx {
     uint64_t        next_seq;
     uint64_t        last_done_ns;
     int             restored;
-    emu_cs_t        *ring;       /* EMU_CS_WINDOW entries               */
+    emu_cs_t        *ring;       /* cs_window entries                   */
+    uint64_t        cs_window;   /* the ASIC's max_pending_cs           */
     emu_cs_t        *fifo_head;  /* accepted, not executed: in order    */
     emu_cs_t        *fifo_tail;
     int             executing;   /* a thread runs a CS (one at a time)  */

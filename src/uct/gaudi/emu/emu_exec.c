@@ -366,7 +366,7 @@ void emu_exec_stop(emu_ctx_t *ctx)
     }
     pthread_mutex_unlock(&ctx->lock);
 
-    for (i = 0; (ctx->ring != NULL) && (i < EMU_CS_WINDOW); ++i) {
+    for (i = 0; (ctx->ring != NULL) && (i < ctx->cs_window); ++i) {
         emu_exec_free_jobs(&ctx->ring[i]);
     }
 }

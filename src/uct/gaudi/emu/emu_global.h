@@ -20,7 +20,9 @@ typedef struct emu_global {
     char               faults[1024];
     char               state_dir[PATH_MAX];
     int                state_dir_set;  /* cfg.state_dir was given       */
-    const emu_asic_t   *asic;
+    const emu_asic_t   *asic;          /* &asic_cfg                     */
+    emu_asic_t         asic_cfg;       /* the ASIC's constants, less the
+                                          engines the config binned out */
     uint64_t           hbm_size;       /* backing size per device       */
     uint64_t           dram_size;      /* user DRAM: whole DRAM pages   */
 } emu_global_t;

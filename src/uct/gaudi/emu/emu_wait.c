@@ -6,6 +6,7 @@
 
 #include "emu_common.h"
 #include "emu_wait.h"
+#include "emu_dev.h"
 #include "emu_exec.h"
 #include "emu_uaccess.h"
 
@@ -43,12 +44,14 @@ static uint32_t emu_wait_seq(emu_ctx_t *ctx, uint64_t seq, uint64_t now,
 
     *gone = 0;
     *cs_p = NULL;
-    if (seq + EMU_CS_WINDOW < ctx->next_seq) {
+    /* sequences start at 1: the driver finds no fence for 0, as for one
+     * older than the window (hl_ctx_get_fence_locked) */
+    if ((seq == 0) || (seq + ctx->cs_window < ctx->next_seq)) {
         *gone = 1;                  /* fence already released */
         return HL_WAIT_CS_STATUS_COMPLETED;
     }
 
-    cs    = &ctx->ring[seq % EMU_CS_WINDOW];
+    cs    = &ctx->ring[seq % ctx->cs_window];
     *cs_p = cs;
     for (;;) {
         now    = emu_exec_poll(ctx, seq, now);
@@ -97,7 +100,7 @@ static int emu_wait_single(emu_ctx_t *ctx, union hl_wait_cs_args *args)
     int gone, ret;
 
     pthread_mutex_lock(&ctx->lock);
-    if ((seq == 0) || (seq >= ctx->next_seq)) {
+    if (seq >= ctx->next_seq) {
         pthread_mutex_unlock(&ctx->lock);
         return -EINVAL;             /* never submitted */
     }
@@ -147,7 +150,7 @@ static int emu_wait_multi(emu_ctx_t *ctx, union hl_wait_cs_args *args)
     deadline = emu_wait_deadline(args->in.timeout_us, emu_now_ns());
     pthread_mutex_lock(&ctx->lock);
     for (i = 0; i < len; ++i) {
-        if ((seqs[i] == 0) || (seqs[i] >= ctx->next_seq)) {
+        if (seqs[i] >= ctx->next_seq) {
             pthread_mutex_unlock(&ctx->lock);
             return -EINVAL;
         }
@@ -181,6 +184,12 @@ static int emu_wait_multi(emu_ctx_t *ctx, union hl_wait_cs_args *args)
 
 int emu_wait_ioctl(emu_ctx_t *ctx, union hl_wait_cs_args *args)
 {
+    /* hl_wait_ioctl: no waiting at all while the device is not
+     * operational; a reset shows as EBUSY here, not as an aborted CS */
+    if (!emu_dev_operational(ctx->sdev)) {
+        return -EBUSY;
+    }
+
     if (args->in.flags & EMU_WAIT_UNSUPPORTED_FLAGS) {
         return -EOPNOTSUPP;         /* interrupt waits: not emulated */
     }

@@ -45,6 +45,10 @@ typedef struct gaudi_emu_config {
     const char       *faults;       /* fault injection spec, NULL/"" none */
     unsigned          numa_nodes;   /* devices spread over this many NUMA
                                        nodes in blocks; 0 = 1 */
+    uint32_t          edma_disabled; /* Gaudi2: EDMA engines binned out
+                                        (bit 2 * dcore + n), as the driver
+                                        leaves them out of
+                                        edma_enabled_mask; 0 = none */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
