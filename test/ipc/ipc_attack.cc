@@ -968,8 +968,11 @@ GIPC_SCENARIO(revoke_many)
         info("free with %d importers (%d deaf): %.3f s", num_deaf + num_live,
              num_deaf, elapsed);
         p.send_value((uint64_t)(elapsed * 1e6));
-        GIPC_EXPECT(elapsed < 1.5) << "the free waited " << elapsed
-                                   << " s for its importers (timeout 1 s)";
+        /* off the free path: the deaf importers cost a short grace, not
+         * the 2 s timeout (the server's timer waits for them instead,
+         * and closes their sockets by 2.5 s: the leak check sees them go) */
+        GIPC_EXPECT(elapsed < 0.5) << "the free waited " << elapsed
+                                   << " s for its importers (timeout 2 s)";
         p.teardown();
         return;
     }
@@ -1361,12 +1364,13 @@ TEST_F(gaudi_ipc_attack, free_import_race)
     run(spec);
 }
 
-/* 6. a free revokes 15 importers (3 deaf) under one deadline */
+/* 6. a free revokes 15 importers (3 deaf) under one deadline, off the
+ * free path */
 TEST_F(gaudi_ipc_attack, revoke_many_importers)
 {
     run_spec spec("revoke_many");
 
-    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=1s"};
+    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=2s"};
     spec.allow_errors = true;
     run(spec);
 }

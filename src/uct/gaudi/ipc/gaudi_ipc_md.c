@@ -245,8 +245,9 @@ static void uct_gaudi_ipc_md_free_cb(void *arg, uint64_t dva, size_t length)
     }
     pthread_mutex_unlock(&md->lock);
 
-    /* the release that follows succeeds if they let go by then */
-    uct_gaudi_ipc_srv_revocation_wait(&rev, md->timeout);
+    /* the release that follows succeeds if they let go within a short
+     * grace; else it is deferred and retried, and the free goes on */
+    uct_gaudi_ipc_srv_revocation_finish(&md->srv, &rev, md->timeout);
 
     if (num_regs > 0) {
         ucs_warn("gaudi_ipc: Gaudi memory 0x%" PRIx64 "+%zu freed while "
@@ -425,7 +426,7 @@ uct_gaudi_ipc_mem_dereg(uct_md_h tl_md,
     }
     pthread_mutex_unlock(&md->lock);
 
-    uct_gaudi_ipc_srv_revocation_wait(&rev, md->timeout);
+    uct_gaudi_ipc_srv_revocation_finish(&md->srv, &rev, md->timeout);
 
     if (last) {
         uct_gaudi_ipc_export_free(export);

@@ -198,6 +198,21 @@ static ssize_t uct_gaudi_ipc_srv_recv_request(int sock,
  * closed at accept */
 #define UCT_GAUDI_IPC_SRV_MAX_CONNS     64
 
+/* How long a free or deregistration waits for its importers' answers
+ * before leaving them to the timer: a live importer on the same node
+ * answers within microseconds, a hostile or stuck one never */
+#define UCT_GAUDI_IPC_SRV_REVOKE_GRACE  0.01
+
+/* A revocation whose answer the timer waits for */
+typedef struct uct_gaudi_ipc_srv_revoking {
+    ucs_list_link_t list;
+    int             sock;
+    pid_t           pid;
+    ucs_time_t      deadline;
+} uct_gaudi_ipc_srv_revoking_t;
+
+static void uct_gaudi_ipc_srv_revocation_answer(int sock, pid_t pid);
+
 
 /* Forget connection @a sock and close it; srv->lock held */
 static void uct_gaudi_ipc_srv_conn_close(uct_gaudi_ipc_srv_t *srv, int sock)
@@ -274,6 +289,34 @@ static void uct_gaudi_ipc_srv_conn_event(int sock,
     pthread_mutex_unlock(&srv->lock);
 }
 
+/* Collect the answers of the revocations left to the server, and give up
+ * on those past their deadline; srv->lock held. Never blocks. */
+static void uct_gaudi_ipc_srv_revoking_poll(uct_gaudi_ipc_srv_t *srv,
+                                            ucs_time_t now)
+{
+    uct_gaudi_ipc_srv_revoking_t *r, *tmp;
+    struct pollfd pfd;
+
+    ucs_list_for_each_safe(r, tmp, &srv->revoking, list) {
+        pfd.fd      = r->sock;
+        pfd.events  = POLLIN;
+        pfd.revents = 0;
+        if ((poll(&pfd, 1, 0) > 0) && (pfd.revents != 0)) {
+            uct_gaudi_ipc_srv_revocation_answer(r->sock, r->pid);
+        } else if (r->deadline <= now) {
+            ucs_diag("gaudi_ipc: pid %d did not answer a revocation in "
+                     "%.1f s: the release of the memory waits for it",
+                     (int)r->pid, srv->timeout);
+        } else {
+            continue;
+        }
+
+        close(r->sock);
+        ucs_list_del(&r->list);
+        ucs_free(r);
+    }
+}
+
 /* Close the connections whose request did not come in time */
 static void uct_gaudi_ipc_srv_timer(int id, ucs_event_set_types_t events,
                                     void *arg)
@@ -291,6 +334,7 @@ static void uct_gaudi_ipc_srv_timer(int id, ucs_event_set_types_t events,
             uct_gaudi_ipc_srv_conn_close(srv, sock);
         }
     })
+    uct_gaudi_ipc_srv_revoking_poll(srv, now);
     pthread_mutex_unlock(&srv->lock);
 }
 
@@ -385,6 +429,7 @@ ucs_status_t uct_gaudi_ipc_srv_start(uct_gaudi_ipc_srv_t *srv,
     srv->timer_id = -1;
     pthread_mutex_init(&srv->lock, NULL);
     kh_init_inplace(uct_gaudi_ipc_srv_conns, &srv->conns);
+    ucs_list_head_init(&srv->revoking);
     srv->fd       = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK |
                            SOCK_CLOEXEC, 0);
     if (srv->fd < 0) {
@@ -483,6 +528,8 @@ void uct_gaudi_ipc_srv_stop(uct_gaudi_ipc_srv_t *srv)
         socks[num_socks++] = sock;
     })
     kh_clear(uct_gaudi_ipc_srv_conns, &srv->conns);
+    /* what has not answered by now will not be waited for */
+    uct_gaudi_ipc_srv_revoking_poll(srv, UCS_TIME_INFINITY);
     pthread_mutex_unlock(&srv->lock);
 
     for (i = 0; i < num_socks; ++i) {
@@ -690,10 +737,15 @@ static void uct_gaudi_ipc_srv_revocation_answer(int sock, pid_t pid)
               ucs_status_string((ucs_status_t)reply.status) : "(closed)");
 }
 
-void uct_gaudi_ipc_srv_revocation_wait(uct_gaudi_ipc_srv_revocation_t *rev,
-                                       double timeout)
+void uct_gaudi_ipc_srv_revocation_finish(uct_gaudi_ipc_srv_t *srv,
+                                         uct_gaudi_ipc_srv_revocation_t *rev,
+                                         double timeout)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(timeout);
+    ucs_time_t start    = ucs_get_time();
+    ucs_time_t deadline = start + ucs_time_from_sec(
+                                      ucs_min(timeout,
+                                              UCT_GAUDI_IPC_SRV_REVOKE_GRACE));
+    uct_gaudi_ipc_srv_revoking_t *r;
     struct pollfd *pfds;
     unsigned i, pending;
     ucs_time_t now;
@@ -719,20 +771,33 @@ void uct_gaudi_ipc_srv_revocation_wait(uct_gaudi_ipc_srv_revocation_t *rev,
             if ((pfds[i].fd >= 0) && (pfds[i].revents != 0)) {
                 uct_gaudi_ipc_srv_revocation_answer(pfds[i].fd,
                                                     rev->peers[i].pid);
+                close(pfds[i].fd);
                 pfds[i].fd = -1;    /* poll skips it from now on */
                 --pending;
             }
         }
     }
 
+    /* the rest: the server's timer waits for them, not the caller */
+    pthread_mutex_lock(&srv->lock);
     for (i = 0; i < rev->count; ++i) {
-        if ((pfds != NULL) && (pfds[i].fd >= 0)) {
-            ucs_diag("gaudi_ipc: pid %d did not answer a revocation in %.1f s"
-                     ": the release of the memory waits for it",
-                     (int)rev->peers[i].pid, timeout);
+        if ((pfds != NULL) && (pfds[i].fd < 0)) {
+            continue;
         }
-        close(rev->peers[i].sock);
+
+        r = ucs_malloc(sizeof(*r), "gaudi_ipc_revoking");
+        if ((r == NULL) || (srv->fd < 0)) {
+            ucs_free(r);
+            close(rev->peers[i].sock);
+            continue;
+        }
+
+        r->sock     = rev->peers[i].sock;
+        r->pid      = rev->peers[i].pid;
+        r->deadline = start + ucs_time_from_sec(timeout);
+        ucs_list_add_tail(&srv->revoking, &r->list);
     }
+    pthread_mutex_unlock(&srv->lock);
 
     ucs_free(pfds);
     ucs_free(rev->peers);

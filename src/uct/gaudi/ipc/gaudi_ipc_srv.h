@@ -22,6 +22,7 @@
 #include "gaudi_ipc_proto.h"
 
 #include <ucs/datastruct/khash.h>
+#include <ucs/datastruct/list.h>
 #include <ucs/time/time_def.h>
 #include <ucs/type/status.h>
 #include <pthread.h>
@@ -56,8 +57,11 @@ typedef struct uct_gaudi_ipc_srv {
     void                          *arg;
     double                        timeout;  /* seconds per request */
     int                           timer_id; /* closes expired connections */
-    pthread_mutex_t               lock;     /* conns; held while serving */
+    pthread_mutex_t               lock;     /* conns, revoking; held while
+                                               serving */
     khash_t(uct_gaudi_ipc_srv_conns) conns; /* socket -> connection */
+    ucs_list_link_t               revoking; /* revocations the free path
+                                               stopped waiting for */
 } uct_gaudi_ipc_srv_t;
 
 
@@ -115,9 +119,16 @@ ucs_status_t uct_gaudi_ipc_srv_revoke(const uct_gaudi_ipc_srv_t *srv,
                                       uint64_t export_id, uint64_t cookie);
 
 
-/* Wait for the answers of @a rev, all under one deadline @a timeout from
- * now (an importer answers once it dropped its mapping), and release it */
-void uct_gaudi_ipc_srv_revocation_wait(uct_gaudi_ipc_srv_revocation_t *rev,
-                                       double timeout);
+/**
+ * Finish @a rev off the caller's path: wait a short grace for the answers
+ * (a live importer answers once it dropped its mapping, and the release
+ * that follows then succeeds at once), then leave the unanswered ones to
+ * @a srv's timer, which collects their answers until @a timeout from now.
+ * So an importer that never answers delays only the release of the memory
+ * it holds (deferred, retried), never the caller's free or deregistration.
+ */
+void uct_gaudi_ipc_srv_revocation_finish(uct_gaudi_ipc_srv_t *srv,
+                                         uct_gaudi_ipc_srv_revocation_t *rev,
+                                         double timeout);
 
 #endif
