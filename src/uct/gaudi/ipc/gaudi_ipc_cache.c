@@ -260,8 +260,10 @@ static ucs_status_t uct_gaudi_ipc_cache_import(uct_gaudi_ipc_cache_t *cache,
     ucs_status_t status;
     int fd;
 
-    /* the pid may be another process by now, even one of our uid */
-    if (ucs_sys_get_proc_create_time(key->pid) != key->start_time) {
+    /* the pid may be another process by now, even one of our uid; 0 is
+     * what an unreadable start time reads as, never a real one */
+    if ((key->start_time == 0) ||
+        (ucs_sys_get_proc_create_time(key->pid) != key->start_time)) {
         ucs_diag("gaudi_ipc: pid %d of the remote key is gone (export %"
                  PRIu64 ")", key->pid, key->export_id);
         return UCS_ERR_UNREACHABLE;
