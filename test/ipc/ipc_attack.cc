@@ -31,6 +31,7 @@ extern "C" {
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <dirent.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1027,6 +1028,97 @@ GIPC_SCENARIO(revoke_many)
     p.teardown();
 }
 
+/*
+ * An importer of our uid that accepts every revocation and never answers;
+ * the exporter frees 8 exports it imported. The frees do not wait for it,
+ * and the unanswered revocations the exporter keeps are capped (2 per
+ * process): not one open socket per free, which such an importer could
+ * otherwise grow until the exporter has no descriptors left.
+ */
+/* Open sockets of this process */
+static size_t socket_count()
+{
+    char path[300], target[64];
+    struct dirent *entry;
+    size_t count = 0;
+    ssize_t len;
+    DIR *dir;
+
+    dir = opendir("/proc/self/fd");
+    while ((dir != NULL) && ((entry = readdir(dir)) != NULL)) {
+        snprintf(path, sizeof(path), "/proc/self/fd/%s", entry->d_name);
+        len = readlink(path, target, sizeof(target) - 1);
+        count += (len > 0) && !strncmp(target, "socket:", 7);
+    }
+    if (dir != NULL) {
+        closedir(dir);
+    }
+    return count;
+}
+
+GIPC_SCENARIO(revoke_cap)
+{
+    const int num = 8;
+    std::vector<const region*> bufs;
+    std::vector<remote_region> rr;
+    background hostile;
+    size_t socks_before, socks_after;
+    double start, elapsed;
+    int i;
+
+    p.setup();
+    if (p.index() == 1) {               /* victim: exporter */
+        for (i = 0; i < num; ++i) {
+            region *buf = p.alloc(MiB);
+            p.reg(buf);
+            bufs.push_back(buf);
+        }
+        p.send_regions(bufs);
+        GIPC_ASSERT(p.wait_sync(1, 60.0));
+        socks_before = socket_count();
+        start      = now();
+        for (i = 0; i < num; ++i) {
+            p.free(const_cast<region*>(bufs[i]));
+        }
+        elapsed   = now() - start;
+        socks_after = socket_count();
+        result("socks_before", socks_before);
+        result("socks_after", socks_after);
+        result("frees_us", (uint64_t)(elapsed * 1e6));
+        GIPC_EXPECT(elapsed < 0.1 * num + 0.5) << "the frees waited "
+                                                << elapsed << " s";
+        GIPC_EXPECT(socks_after <= socks_before + 2)
+                << "sockets " << socks_before << " -> " << socks_after << ": "
+                << "more than 2 unanswered revocations kept for one importer";
+        p.send_sync(2);
+        p.teardown();
+        return;
+    }
+
+    GIPC_ASSERT(p.recv_regions(rr));
+    hostile.start(-1, [=](std::function<void()> ready) {
+        int lfd = listen_name(server_name(getpid(), FAKE_NONCE));
+
+        if (lfd < 0) {
+            return 1;
+        }
+        for (const remote_region &r : rr) {
+            if (!fake_import(key_of(r))) {
+                return 1;
+            }
+        }
+        ready();
+        /* keeps every connection open and never answers */
+        while (accept4(lfd, NULL, NULL, SOCK_CLOEXEC) >= 0) {
+        }
+        pause();
+        return 0;
+    });
+    p.send_sync(1);
+    GIPC_ASSERT(p.wait_sync(2, 60.0));
+    p.teardown();
+}
+
 
 /* ---- 8. forged keys, deregistration, cache limit, configuration ---------- */
 
@@ -1360,6 +1452,17 @@ TEST_F(gaudi_ipc_attack, free_import_race)
 {
     run_spec spec("free_import_race");
 
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* 6. an importer that never answers cannot make the exporter keep a socket
+ * per free */
+TEST_F(gaudi_ipc_attack, revoke_cap)
+{
+    run_spec spec("revoke_cap");
+
+    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=1s"};
     spec.allow_errors = true;
     run(spec);
 }

@@ -379,6 +379,48 @@ TEST(base_dma_async, abort_mid_stream) {
 }
 
 /* Gaudi3 has no public DMA path: ownership refuses it and says why */
+/* One channel's submission stays unreaped while another channel pushes
+ * more than the driver's fence window (64 on Gaudi2) through the same
+ * context: its fence is gone when it is polled. It completed (the device
+ * is operational), its data moved, and it is counted as such. */
+TEST(base_dma_async, fence_gone_gaudi2) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dma_chan_t a, b;
+        uct_gaudi_dev_t *dev;
+        test_comp comp;
+
+        set_emu_env(1, dir, "gaudi2", "drm", "thread");
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        {
+            host_buf src(dev, 4096, 0x5a), dst(dev, 4096, 0);
+            uct_gaudi_dma_xfer_t xfer = {dst.dva, src.dva, 4096};
+            uct_gaudi_mem_t m;
+
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 4096, &m));
+            ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 4, &a));
+            ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 4, &b));
+            ASSERT_EQ(UCS_INPROGRESS,
+                      uct_gaudi_dma_chan_post(&a, &xfer, 1, &comp.super));
+            for (int i = 0; i < 80; ++i) {
+                EXPECT_EQ(UCS_OK, chan_copy(&b, m.dva, src.dva, 4096));
+            }
+
+            wait_comp(&a, comp);
+            EXPECT_EQ(UCS_OK, comp.super.status);
+            EXPECT_EQ(1u, a.counters.gone);
+            EXPECT_EQ(0u, a.counters.errors);
+            EXPECT_EQ(std::vector<uint8_t>(4096, 0x5a), dst.data);
+            uct_gaudi_dma_chan_cleanup(&a);
+            uct_gaudi_dma_chan_cleanup(&b);
+            EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &m));
+        }
+        uct_gaudi_dev_release(dev);
+    });
+}
+
 TEST(base_dma_async, gaudi3_unsupported) {
     state_dir dir;
 

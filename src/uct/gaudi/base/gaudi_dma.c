@@ -103,6 +103,12 @@ static void uct_gaudi_dma_kcb_destroy(uct_gaudi_dma_chan_t *chan,
     union hl_cb_args args;
 
     uct_gaudi_seam_ops->munmap(desc->cb, chan->map_size);
+    if (dev->failed) {
+        /* the driver refuses every CB op while the device is not
+         * operational; the CBs go with the fd */
+        return;
+    }
+
     memset(&args, 0, sizeof(args));
     args.in.op        = HL_CB_OP_DESTROY;
     args.in.cb_handle = desc->cb_handle;
@@ -626,6 +632,28 @@ static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,
     if (status != UCS_OK) {
         /* fatal errnos (reset, removal, timeout) failed the device already */
         return status;
+    } else if ((args.out.status == HL_WAIT_CS_STATUS_COMPLETED) &&
+               (args.out.flags & HL_WAIT_CS_STATUS_FLAG_GONE)) {
+        /*
+         * Its fence left the driver's window (max_pending_cs: 64 on Gaudi2)
+         * before we polled it: more submissions went through this context
+         * meanwhile (other channels, or the application's own runtime on
+         * an adopted fd). The driver no longer knows its outcome, and
+         * answers so only while the device is operational (WAIT_CS is
+         * refused otherwise): a failed submission takes the device out of
+         * operation (timeout, reset). Checked again for a reset since.
+         */
+        if (!uct_gaudi_dev_is_operational(dev)) {
+            uct_gaudi_dev_set_failed(dev, "DMA submission %" PRIu64 " left "
+                                     "the driver's window on a device that "
+                                     "is not operational", desc->seq);
+            return UCS_ERR_IO_ERROR;
+        }
+
+        ++chan->counters.gone;
+        ucs_debug("%s: DMA submission %" PRIu64 " completed long ago (its "
+                  "fence is gone)", dev->name, desc->seq);
+        return UCS_OK;
     } else if (args.out.status == HL_WAIT_CS_STATUS_COMPLETED) {
         return UCS_OK;
     } else if (args.out.status != HL_WAIT_CS_STATUS_BUSY) {

@@ -167,6 +167,12 @@ static int emu_cs_queue_full(emu_ctx_t *ctx)
 
     /* the slot this CS takes, as the driver's cs_pending[] */
     old = &ctx->ring[seq % ctx->cs_window];
+    if (old->state == EMU_CS_QUEUED) {
+        /* still in the FIFO or being executed (ctx->lock dropped), even
+         * if a reset already decided its status: the slot is not free */
+        return 1;
+    }
+
     if ((old->state == EMU_CS_DONE) && (old->done_ns <= ctx->active_ns)) {
         return 0;   /* done before the last call: no clock read needed */
     }
@@ -181,6 +187,14 @@ static int emu_cs_enqueue(emu_ctx_t *ctx, const struct hl_cs_in *in,
     int ret;
 
     pthread_mutex_lock(&ctx->lock);
+    if (!emu_dev_operational(ctx->sdev)) {
+        /* a reset since the ioctl's first check: the queued CSs it aborts
+         * are being drained, nothing new joins them */
+        pthread_mutex_unlock(&ctx->lock);
+        emu_ctx_drop(ctx, EMU_DROP_DEVICE_IN_RESET);
+        return -EBUSY;
+    }
+
     if (emu_cs_queue_full(ctx)) {
         pthread_mutex_unlock(&ctx->lock);
         emu_ctx_drop(ctx, EMU_DROP_MAX_CS_IN_FLIGHT);

@@ -208,6 +208,7 @@ static int emu_state_matches(const emu_shm_hdr_t *hdr)
            (hdr->asic == emu_g.asic->asic) &&
            (hdr->num_devices == emu_g.cfg.num_devices) &&
            (hdr->hbm_size == emu_g.hbm_size) &&
+           (hdr->edma_mask == emu_g.asic->edma_mask) &&
            (hdr->dev_stride == emu_state_dev_stride());
 }
 
@@ -222,6 +223,7 @@ static void emu_state_format(void)
     hdr->asic        = emu_g.asic->asic;
     hdr->num_devices = emu_g.cfg.num_devices;
     hdr->hbm_size    = emu_g.hbm_size;
+    hdr->edma_mask   = emu_g.asic->edma_mask;
     hdr->dev_stride  = emu_state_dev_stride();
     hdr->next_ctx_id = (uint64_t)getpid() << 20;
     for (dev = 0; dev < emu_g.cfg.num_devices; ++dev) {

@@ -25,7 +25,7 @@
  */
 
 #define EMU_STATE_MAGIC     0x31554d4549445541ull  /* "AUDIEMU1" */
-#define EMU_STATE_VERSION   1
+#define EMU_STATE_VERSION   2
 #define EMU_MAX_ALLOCS      4096
 
 /* Owner of an allocation kept alive by a DMA-BUF after its context left */
@@ -77,6 +77,8 @@ typedef struct emu_shm_hdr {
     uint64_t hbm_size;
     uint64_t dev_stride;
     uint64_t next_ctx_id;
+    uint32_t edma_mask;    /* the engines every process of the node sees */
+    uint32_t pad;
 } emu_shm_hdr_t;
 
 

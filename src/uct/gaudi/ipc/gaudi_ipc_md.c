@@ -552,8 +552,10 @@ static void uct_gaudi_ipc_md_destroy(uct_gaudi_ipc_md_t *md)
 {
     uct_gaudi_ipc_export_t *export;
 
-    uct_gaudi_ipc_srv_stop(&md->srv);
+    /* no free callback from now on, then no server: a free callback
+     * revokes through the server */
     uct_gaudi_mem_set_free_cb(md->dev, NULL, NULL);
+    uct_gaudi_ipc_srv_stop(&md->srv);
     uct_gaudi_ipc_cache_cleanup(&md->cache);
     kh_foreach_value(&md->by_id, export, {
         if (export->exp.fd >= 0) {

@@ -203,6 +203,14 @@ static ssize_t uct_gaudi_ipc_srv_recv_request(int sock,
  * answers within microseconds, a hostile or stuck one never */
 #define UCT_GAUDI_IPC_SRV_REVOKE_GRACE  0.01
 
+/* Unanswered revocations the timer keeps at most, in all and per process:
+ * each holds a socket until its deadline, and an importer that accepts
+ * and never answers must not take all our descriptors. Past these the
+ * socket is closed at once (the release of the memory is deferred and
+ * retried all the same). */
+#define UCT_GAUDI_IPC_SRV_MAX_REVOKING      256
+#define UCT_GAUDI_IPC_SRV_MAX_REVOKING_PID  2
+
 /* A revocation whose answer the timer waits for */
 typedef struct uct_gaudi_ipc_srv_revoking {
     ucs_list_link_t list;
@@ -737,6 +745,22 @@ static void uct_gaudi_ipc_srv_revocation_answer(int sock, pid_t pid)
               ucs_status_string((ucs_status_t)reply.status) : "(closed)");
 }
 
+/* Whether the timer may keep another unanswered revocation to @a pid;
+ * srv->lock held */
+static int uct_gaudi_ipc_srv_revoking_room(uct_gaudi_ipc_srv_t *srv, pid_t pid)
+{
+    unsigned total = 0, of_pid = 0;
+    uct_gaudi_ipc_srv_revoking_t *r;
+
+    ucs_list_for_each(r, &srv->revoking, list) {
+        ++total;
+        of_pid += (r->pid == pid);
+    }
+
+    return (total < UCT_GAUDI_IPC_SRV_MAX_REVOKING) &&
+           (of_pid < UCT_GAUDI_IPC_SRV_MAX_REVOKING_PID);
+}
+
 void uct_gaudi_ipc_srv_revocation_finish(uct_gaudi_ipc_srv_t *srv,
                                          uct_gaudi_ipc_srv_revocation_t *rev,
                                          double timeout)
@@ -750,6 +774,13 @@ void uct_gaudi_ipc_srv_revocation_finish(uct_gaudi_ipc_srv_t *srv,
     unsigned i, pending;
     ucs_time_t now;
     int ret;
+
+    if (rev->count == 0) {
+        ucs_free(rev->peers);
+        rev->peers = NULL;
+        rev->max   = 0;
+        return;
+    }
 
     pfds = (rev->count == 0) ? NULL :
            ucs_malloc(rev->count * sizeof(*pfds), "gaudi_ipc_revoke_poll");
@@ -785,9 +816,15 @@ void uct_gaudi_ipc_srv_revocation_finish(uct_gaudi_ipc_srv_t *srv,
             continue;
         }
 
-        r = ucs_malloc(sizeof(*r), "gaudi_ipc_revoking");
-        if ((r == NULL) || (srv->fd < 0)) {
-            ucs_free(r);
+        r = NULL;
+        if ((srv->fd >= 0) &&
+            uct_gaudi_ipc_srv_revoking_room(srv, rev->peers[i].pid)) {
+            r = ucs_malloc(sizeof(*r), "gaudi_ipc_revoking");
+        }
+
+        if (r == NULL) {
+            ucs_diag("gaudi_ipc: pid %d did not answer a revocation in "
+                     "time: not waited for", (int)rev->peers[i].pid);
             close(rev->peers[i].sock);
             continue;
         }
