@@ -4,7 +4,7 @@
 # test failed or a suite could not run.
 #
 # Environment (set by the top-level Makefile): UCX_SRC, PREFIX, UNIT_TEST,
-# EMU_TEST, IPC_TEST, DEMO, IPC_UCP, MPI_XFER.
+# EMU_TEST, IPC_TEST, FUZZ_TEST, DEMO, IPC_UCP, MPI_XFER.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,6 +71,10 @@ run_gtest unit-emu -- "$EMU_TEST"
 run_gtest unit-base UCX_LOG_LEVEL=warn -- "$UNIT_TEST"
 # gaudi_ipc between two real processes (each test starts its own pair)
 run_gtest ipc-multiprocess -- "$IPC_TEST"
+# every input from outside the process, in seeded mutation loops of
+# GAUDI_FUZZ_SECONDS per target (docs/fuzzing.md: longer runs, replays)
+run_gtest fuzz GAUDI_FUZZ_SECONDS="${GAUDI_FUZZ_SECONDS:-10}" -- \
+    "${FUZZ_TEST:?FUZZ_TEST is not set (make print-test-env sets it)}"
 
 # UCX's own suites over our transports
 run_gtest ucx-test_md $(emu_env 2) UCX_HANDLE_ERRORS=none -- \

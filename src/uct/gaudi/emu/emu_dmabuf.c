@@ -101,9 +101,11 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
 
     if (!asic->dram_vm) {
         /* Gaudi1: a physical HBM address, no offset */
+        /* no "addr + size": a size near 2^64 would wrap past the check */
         if ((offset == 0) && !(addr % EMU_HOST_PAGE) &&
             (addr >= asic->dram_base) &&
-            (addr + size <= asic->dram_base + emu_g.dram_size)) {
+            (addr - asic->dram_base <= emu_g.dram_size) &&
+            (size <= emu_g.dram_size - (addr - asic->dram_base))) {
             desc->offset = addr - asic->dram_base;
             ret          = 0;
         }
@@ -121,8 +123,12 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
         /* exactly a VA MAP returned for device memory, plus an offset */
         pthread_mutex_lock(&ctx->lock);
         map = emu_va_find(&ctx->va, addr);
+        /* no "offset + size": an offset near 2^64 would wrap past the
+         * check and export memory before the mapping (another
+         * allocation's, maybe another process's) */
         if ((map != NULL) && (map->type == EMU_MAP_DRAM) &&
-            (map->user_va == addr) && (offset + size <= map->size)) {
+            (map->user_va == addr) && (offset <= map->size) &&
+            (size <= map->size - offset)) {
             desc->offset = (map->host - ctx->hbm) + offset;
             *va_p        = addr;
             ret          = 0;

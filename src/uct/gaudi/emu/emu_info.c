@@ -148,6 +148,32 @@ static int emu_info_open_stats(emu_ctx_t *ctx, const struct hl_info_args *args)
     return emu_info_copy(args, &stats, sizeof(stats));
 }
 
+/* Whether @fd is an eventfd: anything else is refused, as the driver's
+ * eventfd_ctx_fdget() does (EBADF, or EINVAL for another kind of file).
+ * The notifier writes 8 bytes to it under the context lock: to a pipe or a
+ * socket nobody reads, that write would block every later call of the
+ * context once the buffer is full, and a regular file would be scribbled
+ * on. */
+static int emu_info_check_eventfd(int fd)
+{
+    char link[64], target[64];
+    struct stat st;
+    ssize_t n;
+
+    if ((fd < 0) || (fstat(fd, &st) != 0)) {
+        return -EBADF;
+    }
+
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    n = readlink(link, target, sizeof(target) - 1);
+    if (n < 0) {
+        return -EBADF;
+    }
+
+    target[n] = '\0';
+    return strcmp(target, "anon_inode:[eventfd]") ? -EINVAL : 0;
+}
+
 static int emu_info_eventfd(emu_ctx_t *ctx, const struct hl_info_args *args,
                             int reg)
 {
@@ -156,6 +182,13 @@ static int emu_info_eventfd(emu_ctx_t *ctx, const struct hl_info_args *args,
 
     if (!ctx->compute) {
         return -EOPNOTSUPP;
+    }
+
+    if (reg) {
+        ret = emu_info_check_eventfd((int)args->eventfd);
+        if (ret != 0) {
+            return ret;
+        }
     }
 
     pthread_mutex_lock(&ctx->lock);

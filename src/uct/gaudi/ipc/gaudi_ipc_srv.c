@@ -151,14 +151,16 @@ static ssize_t uct_gaudi_ipc_srv_recv_fd(int sock, uct_gaudi_ipc_msg_t *msg,
     }
 
     count = uct_gaudi_ipc_srv_take_fds(&hdr, 1, fd_p);
-    if ((count > 1) || (hdr.msg_flags & MSG_CTRUNC)) {
-        ucs_diag("gaudi_ipc: refused an answer carrying %u%s descriptors",
-                 count, (hdr.msg_flags & MSG_CTRUNC) ? " or more" : "");
+    if ((count > 1) || (hdr.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+        ucs_diag("gaudi_ipc: refused an answer carrying %u%s descriptors%s",
+                 count, (hdr.msg_flags & MSG_CTRUNC) ? " or more" : "",
+                 (hdr.msg_flags & MSG_TRUNC) ? " and more than a message" :
+                                               "");
         if (*fd_p >= 0) {
             close(*fd_p);
             *fd_p = -1;
         }
-        errno = EPROTO;
+        errno = (hdr.msg_flags & MSG_TRUNC) ? EMSGSIZE : EPROTO;
         return -1;
     }
 
@@ -168,7 +170,10 @@ static ssize_t uct_gaudi_ipc_srv_recv_fd(int sock, uct_gaudi_ipc_msg_t *msg,
 /*
  * Receive a request: nobody sends us descriptors. Without a control buffer
  * the kernel installs none (it drops them and sets MSG_CTRUNC), so nothing
- * a peer attaches ever reaches our descriptor table.
+ * a peer attaches ever reaches our descriptor table. A message longer than
+ * the protocol's is not one of ours either: recvmsg() returns the bytes
+ * that fit (a valid request as its first 40 bytes would pass the length
+ * check) and says so only in MSG_TRUNC.
  */
 static ssize_t uct_gaudi_ipc_srv_recv_request(int sock,
                                               uct_gaudi_ipc_msg_t *msg)
@@ -183,6 +188,9 @@ static ssize_t uct_gaudi_ipc_srv_recv_request(int sock,
     len            = recvmsg(sock, &hdr, MSG_CMSG_CLOEXEC);
     if ((len >= 0) && (hdr.msg_flags & MSG_CTRUNC)) {
         errno = EPROTO;  /* it attached descriptors (or credentials) */
+        return -1;
+    } else if ((len >= 0) && (hdr.msg_flags & MSG_TRUNC)) {
+        errno = EMSGSIZE;
         return -1;
     }
 
@@ -250,7 +258,8 @@ static void uct_gaudi_ipc_srv_serve(uct_gaudi_ipc_srv_t *srv, int sock,
     if (!uct_gaudi_ipc_msg_is_valid(&msg, len)) {
         ucs_diag("gaudi_ipc: refused a malformed request (%zd bytes%s) from "
                  "pid %d", len, ((len < 0) && (errno == EPROTO)) ?
-                 ", with descriptors" : "", (int)pid);
+                 ", with descriptors" : ((len < 0) && (errno == EMSGSIZE)) ?
+                 ", longer than a request" : "", (int)pid);
         goto out;
     }
 

@@ -1,0 +1,76 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_TEST_FUZZ_IPC_H_
+#define UCT_GAUDI_TEST_FUZZ_IPC_H_
+
+/*
+ * The peer of the gaudi_ipc targets (rkey_unpack, fdsrv): an exporter, a
+ * forked process that owns device 1 of a two-device emulated node, opens
+ * the gaudi_ipc MD, registers Gaudi memory (two allocations, one of them
+ * also as a sub-range) and hands out the packed keys. Its fd server is what
+ * the fdsrv target attacks and what the importer of the rkey target talks
+ * to. Commands go over a socketpair; the exporter checks its own fds and
+ * emulator accounting against its baseline on request.
+ */
+
+#include "fuzz_common.h"
+
+extern "C" {
+#include <uct/gaudi/ipc/gaudi_ipc_proto.h>
+}
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+
+namespace gaudi_fuzz {
+
+class exporter {
+public:
+    exporter() : m_pid(-1), m_chan(-1) {}
+    ~exporter() { stop(); }
+
+    /* Fork it on the emulated node in @a state_dir, its fd server with a
+     * request deadline of @a ipc_timeout seconds; false (and *err) if it
+     * did not come up with its keys */
+    bool start(const std::string &state_dir, const char *ipc_timeout,
+               std::string *err);
+
+    pid_t pid() const { return m_pid; }
+    /* Packed keys: [0] allocation A whole, [1] a sub-range of A,
+     * [2] allocation B whole */
+    const std::vector<uct_gaudi_ipc_rkey_t> &keys() const { return m_keys; }
+    /* The fd-server name of the exporter (abstract, no leading NUL) */
+    std::string server_name() const;
+
+    /* Is it still running? (*status: how it ended if not) */
+    bool alive(int *status);
+
+    /* Deregister everything (its importers are revoked) */
+    bool deregister(std::string *report);
+    /* Wait up to @a timeout s for its fds and emulator accounting to be at
+     * their values after registration; false with the difference */
+    bool check_leaks(double timeout, std::string *report);
+    /* Free, close and reap it */
+    void stop();
+
+private:
+    bool command(char cmd, double timeout, std::string *reply);
+
+    pid_t                             m_pid;
+    int                               m_chan;
+    std::vector<uct_gaudi_ipc_rkey_t> m_keys;
+};
+
+/* Connected SOCK_SEQPACKET socket to the abstract @a name, or -1 (errno) */
+int connect_abstract(const std::string &name, int type, bool nonblock);
+
+} /* namespace gaudi_fuzz */
+
+#endif
