@@ -39,3 +39,18 @@ n=$(echo "$cfg" | grep -c '^UCX_GAUDI_COPY_')
 n=$(echo "$cfg" | grep -c '^UCX_GAUDI_IPC_')
 [ "$n" -ge 7 ] || fail "only $n GAUDI_IPC knobs listed"
 ok "ucx_info -c -f lists the GAUDI_COPY and GAUDI_IPC knobs with help text"
+
+# a bandwidth knob UCS's parser takes but UCP cannot use (inf, nan, a
+# negative number) is refused by name when the interface opens
+for bw in infMBs nanMBs -5MBs; do
+    out=$(UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_COPY_BW=$bw "$UCX_INFO" -d 2>&1)
+    echo "$out" | grep -q 'UCX_GAUDI_COPY_BW=.*not a positive finite bandwidth' ||
+        fail "UCX_GAUDI_COPY_BW=$bw not refused: $(echo "$out" | grep -i -A2 gaudi_copy | head -n 5)"
+    echo "$out" | grep -A5 'Transport: gaudi_copy' |
+        grep -q 'failed to open interface' ||
+        fail "gaudi_copy opened with UCX_GAUDI_COPY_BW=$bw"
+    out=$(UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_IPC_BW=$bw "$UCX_INFO" -d 2>&1)
+    echo "$out" | grep -q 'UCX_GAUDI_IPC_BW=.*not a positive finite bandwidth' ||
+        fail "UCX_GAUDI_IPC_BW=$bw not refused"
+done
+ok "UCX_GAUDI_COPY_BW / UCX_GAUDI_IPC_BW of inf, nan or below 0 are refused by name"

@@ -12,6 +12,7 @@
 #include "gaudi_copy_md.h"
 #include "gaudi_copy_ep.h"
 
+#include <uct/gaudi/base/gaudi_base.h>
 #include <uct/gaudi/base/gaudi_mem.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -348,6 +349,11 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_iface_t, uct_md_h tl_md,
         ucs_error("gaudi_copy: no device %s (this process owns %s)",
                   params->mode.device.dev_name, dev_name);
         return UCS_ERR_NO_DEVICE;
+    }
+
+    status = uct_gaudi_base_check_bw("UCX_GAUDI_COPY_BW", config->bandwidth);
+    if (status != UCS_OK) {
+        return status;
     }
 
     self->id             = ucs_generate_uuid((uintptr_t)self);

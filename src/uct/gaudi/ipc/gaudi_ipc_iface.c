@@ -11,6 +11,7 @@
 #include "gaudi_ipc_iface.h"
 #include "gaudi_ipc_ep.h"
 
+#include <uct/gaudi/base/gaudi_base.h>
 #include <uct/gaudi/base/gaudi_mem.h>
 #include <uct/gaudi/base/gaudi_share.h>
 #include <ucs/debug/log.h>
@@ -319,6 +320,11 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_iface_t, uct_md_h tl_md,
         ucs_error("gaudi_ipc: no device %s (the device is \"%s\")",
                   params->mode.device.dev_name, UCT_GAUDI_IPC_DEV_NAME);
         return UCS_ERR_NO_DEVICE;
+    }
+
+    status = uct_gaudi_base_check_bw("UCX_GAUDI_IPC_BW", config->bandwidth);
+    if (status != UCS_OK) {
+        return status;
     }
 
     self->md                = md;
