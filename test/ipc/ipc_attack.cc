@@ -30,6 +30,7 @@ extern "C" {
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <dirent.h>
 #include <sys/un.h>
@@ -559,6 +560,82 @@ GIPC_SCENARIO(idle_stall)
     }
     p.send_sync(2);
     GIPC_ASSERT(p.wait_sync(3, 60.0));
+    p.teardown();
+}
+
+/* CPU seconds this process (all its threads) used so far */
+static double cpu_seconds()
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/*
+ * The exporter runs out of descriptors (its own doing, or a peer's) while a
+ * process of uid nobody keeps connecting: the connection in the backlog
+ * keeps the listening socket readable, and UCS's async thread must not spin
+ * on it. Once descriptors are back, an importer gets its fd.
+ */
+GIPC_SCENARIO(emfile)
+{
+    std::vector<remote_region> rr;
+    std::vector<int> filler;
+    uct_rkey_bundle_t bundle;
+    background foreign;
+    struct rlimit rl, tight;
+    ucs_status_t status;
+    double cpu;
+    region *buf;
+    int fd;
+
+    p.setup();
+    p.connect();
+    buf = p.alloc(MiB);
+    if (p.index() == 1) {               /* victim: exporter */
+        p.reg(buf);
+        p.send_regions({buf});
+        GIPC_ASSERT(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+        tight          = rl;
+        tight.rlim_cur = p.fd_count() + 16;
+        GIPC_ASSERT(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+        while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0) {
+            filler.push_back(fd);
+        }
+        GIPC_EXPECT(errno == EMFILE) << strerror(errno);
+        p.send_sync(1);
+        GIPC_ASSERT(p.wait_sync(2, 60.0));  /* connections are coming */
+        cpu = cpu_seconds();
+        usleep(1000000);
+        cpu = cpu_seconds() - cpu;
+        result("cpu_ms_at_emfile", (uint64_t)(cpu * 1000));
+        GIPC_EXPECT(cpu < 0.3) << "the process used " << cpu << " s of CPU "
+                               << "in 1 s of sleep while out of descriptors";
+        for (int f : filler) {
+            close(f);
+        }
+        GIPC_ASSERT(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+        p.send_sync(3);
+        GIPC_ASSERT(p.wait_sync(4, 60.0));
+        p.teardown();
+        return;
+    }
+
+    GIPC_ASSERT(p.recv_regions(rr));
+    GIPC_ASSERT(p.wait_sync(1, 60.0));
+    foreign.start(UID_NOBODY, [&](std::function<void()> ready) {
+        return hold_idle(server_name(key_of(rr[0])), 8, 5.0, ready);
+    });
+    p.send_sync(2);
+    GIPC_ASSERT(p.wait_sync(3, 60.0));
+    status = p.unpack(rr[0].packed.data(), &bundle);
+    GIPC_EXPECT_OK(status) << "import once the exporter has descriptors";
+    if (status == UCS_OK) {
+        p.release(&bundle);
+    }
+    p.send_sync(4);
     p.teardown();
 }
 
@@ -1451,6 +1528,15 @@ TEST_F(gaudi_ipc_attack, fake_server_foreign_uid)
 TEST_F(gaudi_ipc_attack, free_import_race)
 {
     run_spec spec("free_import_race");
+
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* 2. an exporter out of descriptors does not spin on its fd server */
+TEST_F(gaudi_ipc_attack, emfile_no_spin)
+{
+    run_spec spec("emfile");
 
     spec.allow_errors = true;
     run(spec);

@@ -15,6 +15,7 @@
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/time/time.h>
+#include <fcntl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <poll.h>
@@ -411,6 +412,31 @@ err_close:
     close(sock);
 }
 
+/*
+ * Out of descriptors: the connection waiting in the backlog keeps the
+ * listening socket readable, and UCS's async thread (level-triggered) would
+ * call us again at once, forever. Give up the reserve descriptor to accept
+ * it, drop it, and take the reserve back (the way libev and nginx do).
+ */
+static void uct_gaudi_ipc_srv_drop_one(uct_gaudi_ipc_srv_t *srv)
+{
+    int sock;
+
+    if (srv->reserve_fd >= 0) {
+        close(srv->reserve_fd);
+        srv->reserve_fd = -1;
+    }
+
+    sock = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+    if (sock >= 0) {
+        close(sock);
+    }
+
+    srv->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ucs_diag("gaudi_ipc: out of descriptors: %s a connection to the fd "
+             "server", (sock >= 0) ? "dropped" : "could not accept");
+}
+
 static void uct_gaudi_ipc_srv_event(int id, ucs_event_set_types_t events,
                                     void *arg)
 {
@@ -420,7 +446,10 @@ static void uct_gaudi_ipc_srv_event(int id, ucs_event_set_types_t events,
 
     for (i = 0; i < UCT_GAUDI_IPC_SRV_ACCEPT_BURST; ++i) {
         sock = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (sock < 0) {
+        if ((sock < 0) && ((errno == EMFILE) || (errno == ENFILE))) {
+            uct_gaudi_ipc_srv_drop_one(srv);
+            break;
+        } else if (sock < 0) {
             if ((errno != EAGAIN) && (errno != EWOULDBLOCK)) {
                 ucs_diag("gaudi_ipc: accept failed: %m");
             }
@@ -444,6 +473,7 @@ ucs_status_t uct_gaudi_ipc_srv_start(uct_gaudi_ipc_srv_t *srv,
     srv->arg      = arg;
     srv->timeout  = timeout;
     srv->timer_id = -1;
+    srv->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     pthread_mutex_init(&srv->lock, NULL);
     kh_init_inplace(uct_gaudi_ipc_srv_conns, &srv->conns);
     ucs_list_head_init(&srv->revoking);
@@ -516,6 +546,10 @@ err_close:
     close(srv->fd);
     srv->fd = -1;
 err:
+    if (srv->reserve_fd >= 0) {
+        close(srv->reserve_fd);
+        srv->reserve_fd = -1;
+    }
     kh_destroy_inplace(uct_gaudi_ipc_srv_conns, &srv->conns);
     pthread_mutex_destroy(&srv->lock);
     return status;
@@ -534,6 +568,10 @@ void uct_gaudi_ipc_srv_stop(uct_gaudi_ipc_srv_t *srv)
     /* no new connections, no expiry; then no handler runs any more */
     ucs_async_remove_handler(srv->fd, 1);
     ucs_async_remove_handler(srv->timer_id, 1);
+    if (srv->reserve_fd >= 0) {
+        close(srv->reserve_fd);
+        srv->reserve_fd = -1;
+    }
     close(srv->fd);
     srv->fd = -1;
 

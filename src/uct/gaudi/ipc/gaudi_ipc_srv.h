@@ -57,6 +57,9 @@ typedef struct uct_gaudi_ipc_srv {
     void                          *arg;
     double                        timeout;  /* seconds per request */
     int                           timer_id; /* closes expired connections */
+    int                           reserve_fd; /* given up to accept and drop
+                                                 a connection when we are out
+                                                 of descriptors */
     pthread_mutex_t               lock;     /* conns, revoking; held while
                                                serving */
     khash_t(uct_gaudi_ipc_srv_conns) conns; /* socket -> connection */
