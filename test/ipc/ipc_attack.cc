@@ -41,6 +41,9 @@ extern "C" {
 #include <functional>
 
 
+/* gaudi_ipc_srv.h: the names a server tries */
+extern "C" uint64_t (*uct_gaudi_ipc_srv_nonce_hook)(unsigned attempt);
+
 /* gaudi_ipc_cache.h (C, UCS internals): the race window of an import */
 extern "C" void (*uct_gaudi_ipc_cache_import_hook)(
         const uct_gaudi_ipc_rkey_t *key);
@@ -724,6 +727,9 @@ void put_and_check(peer &p)
     p.op_init(&o, true, buf->address, 4096, NULL, rr[0].address, bundle.rkey);
     GIPC_EXPECT_OK(p.op_run(&o)) << "put";
     GIPC_EXPECT_OK(p.flush_ep());
+    /* the peer keeps a pointer to the bundle until it is released: not
+     * past this frame */
+    p.release(&bundle);
     p.send_sync(10);
 }
 
@@ -760,6 +766,44 @@ GIPC_SCENARIO(squat_before_start)
         GIPC_EXPECT((p.peer_pid() > me) && (p.peer_pid() <= me + 900))
                 << "the victim's pid " << p.peer_pid() << " was not squatted";
     }
+    p.connect();
+    put_and_check(p);
+    p.teardown();
+}
+
+/* The names the victim's server will try, in order (squat_next_names) */
+static uint64_t squatted_nonce(unsigned attempt)
+{
+    return 0x5157000000000000ull + attempt;
+}
+
+/*
+ * Even an unguessable name may be taken (by chance, or by one who learned
+ * it): uid nobody holds the first 3 names the victim's server will try
+ * (a test hook fixes them). The server takes the 4th, says so, and the
+ * peer reaches it through the key, which carries the name.
+ */
+GIPC_SCENARIO(squat_next_names)
+{
+    background squatter;
+
+    if (p.index() == 1) {
+        const pid_t me = getpid();
+
+        uct_gaudi_ipc_srv_nonce_hook = squatted_nonce;
+        squatter.start(UID_NOBODY, [me](std::function<void()> ready) {
+            for (unsigned k = 0; k < 3; ++k) {
+                if (listen_name(server_name(me, squatted_nonce(k))) < 0) {
+                    return 1;
+                }
+            }
+            ready();
+            pause();
+            return 0;
+        });
+    }
+
+    p.setup();      /* index 1: its server binds the 4th name */
     p.connect();
     put_and_check(p);
     p.teardown();
@@ -1501,6 +1545,15 @@ TEST_F(gaudi_ipc_attack, idle_connection_stall)
 TEST_F(gaudi_ipc_attack, squat_before_start)
 {
     run_spec spec("squat_before_start");
+
+    spec.allow_errors = true;
+    run(spec);
+}
+
+/* 3. the names a server tries next squatted: it takes another */
+TEST_F(gaudi_ipc_attack, squat_next_names)
+{
+    run_spec spec("squat_next_names");
 
     spec.allow_errors = true;
     run(spec);

@@ -220,6 +220,8 @@ static ssize_t uct_gaudi_ipc_srv_recv_request(int sock,
 #define UCT_GAUDI_IPC_SRV_MAX_REVOKING      256
 #define UCT_GAUDI_IPC_SRV_MAX_REVOKING_PID  2
 
+uint64_t (*uct_gaudi_ipc_srv_nonce_hook)(unsigned attempt) = NULL;
+
 /* A revocation whose answer the timer waits for */
 typedef struct uct_gaudi_ipc_srv_revoking {
     ucs_list_link_t list;
@@ -486,8 +488,10 @@ ucs_status_t uct_gaudi_ipc_srv_start(uct_gaudi_ipc_srv_t *srv,
     }
 
     for (attempt = 0;; ++attempt) {
-        if (getrandom(&srv->nonce, sizeof(srv->nonce), 0) !=
-            sizeof(srv->nonce)) {
+        if (uct_gaudi_ipc_srv_nonce_hook != NULL) {
+            srv->nonce = uct_gaudi_ipc_srv_nonce_hook(attempt);
+        } else if (getrandom(&srv->nonce, sizeof(srv->nonce), 0) !=
+                   sizeof(srv->nonce)) {
             ucs_error("gaudi_ipc: getrandom failed: %m");
             status = UCS_ERR_IO_ERROR;
             goto err_close;

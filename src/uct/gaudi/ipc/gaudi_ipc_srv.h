@@ -134,4 +134,9 @@ void uct_gaudi_ipc_srv_revocation_finish(uct_gaudi_ipc_srv_t *srv,
                                          uct_gaudi_ipc_srv_revocation_t *rev,
                                          double timeout);
 
+/* Tests only (NULL otherwise): the random part of the name for bind attempt
+ * @a attempt, instead of getrandom(), so that a test can squat the names a
+ * server will try */
+extern uint64_t (*uct_gaudi_ipc_srv_nonce_hook)(unsigned attempt);
+
 #endif
