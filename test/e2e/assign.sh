@@ -123,7 +123,7 @@ expect_error() {
     grep 'ERROR' "$out" | grep -F "$text" |
         grep -q 'UCX continues without the Gaudi transports' ||
         fail "$name: no error '$text': $(grep -E 'ERROR|WARN' "$out")"
-    [ "$(grep -c 'ERROR' "$out")" -eq 1 ] ||
+    [ "$(grep -cE 'UCX +ERROR ' "$out")" -eq 1 ] ||
         fail "$name: not said once: $(grep 'ERROR' "$out")"
     ok "$*: $(grep -m1 -F "$text" "$out" | sed 's/.*ERROR *//')"
 }

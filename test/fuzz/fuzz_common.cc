@@ -683,7 +683,9 @@ void worker::record(const void *input, size_t length)
     length              = std::min(length, (size_t)SHARED_MAX_INPUT);
     m_shared->input_len = 0;        /* never a torn input in a report */
     __sync_synchronize();
-    memcpy(m_shared->input, input, length);
+    if (length > 0) {   /* input may be NULL then: memcpy() needs non-NULL */
+        memcpy(m_shared->input, input, length);
+    }
     m_shared->input_len = length;
     m_shared->progress  = now();
     __sync_synchronize();

@@ -954,24 +954,28 @@ void ioctl_fuzzer::do_cs()
     }
     chunks = (struct hl_cs_chunk*)chunks_ptr;
     for (i = 0; i < std::min(n, 600u); ++i) {
+        struct hl_cs_chunk chunk; /* built here: chunks is often unaligned */
+
         cb_handle = gaudi1() ? m_kcb : m_ucb_va;
         if (m_r.chance(1, 8)) {
             cb_handle = m_cbs.empty() || m_r.chance(1, 2) ? device_va() :
                         m_r.pick(m_cbs);
         }
-        memset(&chunks[i], 0, sizeof(chunks[i]));
-        chunks[i].cb_handle      = cb_handle;
-        chunks[i].queue_index    = m_r.chance(7, 8) ?
-                                   queues[m_r.below(gaudi1() ? 2 : 3)] :
-                                   queues[m_r.below(sizeof(queues) /
-                                                    sizeof(queues[0]))];
-        chunks[i].cb_size        = m_r.chance(7, 8) ? (uint32_t)len :
-                                   (uint32_t)interesting(m_r, 4);
-        chunks[i].cs_chunk_flags = gaudi1() ? 0 :
-                                   HL_CS_CHUNK_FLAGS_USER_ALLOC_CB;
+        memset(&chunk, 0, sizeof(chunk));
+        chunk.cb_handle      = cb_handle;
+        chunk.queue_index    = m_r.chance(7, 8) ?
+                               queues[m_r.below(gaudi1() ? 2 : 3)] :
+                               queues[m_r.below(sizeof(queues) /
+                                                sizeof(queues[0]))];
+        chunk.cb_size        = m_r.chance(7, 8) ? (uint32_t)len :
+                               (uint32_t)interesting(m_r, 4);
+        chunk.cs_chunk_flags = gaudi1() ? 0 :
+                               HL_CS_CHUNK_FLAGS_USER_ALLOC_CB;
         if (m_r.chance(1, 16)) {
-            chunks[i].cs_chunk_flags = (uint32_t)m_r.next();
+            chunk.cs_chunk_flags = (uint32_t)m_r.next();
         }
+        memcpy((uint8_t*)(uintptr_t)chunks_ptr + i * sizeof(chunk), &chunk,
+               sizeof(chunk));
     }
 
     memset(&args, 0, sizeof(args));
@@ -1028,7 +1032,9 @@ void ioctl_fuzzer::do_wait()
         args.in.seq_arr_len = (uint8_t)n;
         seqs                = (uint64_t*)scratch_ptr(8 * 32);
         for (i = 0; i < std::min(n, 32u); ++i) {
-            seqs[i] = any_seq();
+            uint64_t seq = any_seq();
+
+            memcpy(&seqs[i], &seq, sizeof(seq)); /* seqs: often unaligned */
         }
         args.in.seq = m_r.chance(7, 8) ? (uintptr_t)seqs : any_ptr(8 * n);
     } else {
@@ -1128,7 +1134,9 @@ void ioctl_fuzzer::do_seed()
         (ptr < (uintptr_t)m_scratch + UCB_OFFSET + UCB_SIZE)) {
         ptr = (uintptr_t)m_scratch;     /* not over the packets */
     }
-    memcpy((void*)ptr, payload.data(), payload.size());
+    if (!payload.empty()) {     /* data() may be NULL then */
+        memcpy((void*)ptr, payload.data(), payload.size());
+    }
 
     switch (ioc) {
     case UCT_GAUDI_IOC_INFO:
@@ -1138,9 +1146,12 @@ void ioctl_fuzzer::do_seed()
         ((union hl_cs_args*)args)->in.chunks_execute = ptr;
         for (size_t i = 0; i + sizeof(struct hl_cs_chunk) <= payload.size();
              i += sizeof(struct hl_cs_chunk)) {
-            struct hl_cs_chunk *chunk = (struct hl_cs_chunk*)(ptr + i);
-            if (chunk->cb_handle == 0) {
-                chunk->cb_handle = gaudi1() ? m_kcb : m_ucb_va;
+            struct hl_cs_chunk chunk;   /* ptr is often unaligned */
+
+            memcpy(&chunk, (void*)(ptr + i), sizeof(chunk));
+            if (chunk.cb_handle == 0) {
+                chunk.cb_handle = gaudi1() ? m_kcb : m_ucb_va;
+                memcpy((void*)(ptr + i), &chunk, sizeof(chunk));
             }
         }
         if (gaudi1() ? (m_kcb_ptr != NULL) : true) {

@@ -169,8 +169,10 @@ static uint8_t *expected_buf(size_t length)
 {
     static std::vector<uint8_t> buf;
 
-    if (buf.size() < length) {
-        buf.resize(length);
+    /* never NULL, not even for 0 bytes: memset() and memcmp() need a valid
+     * pointer (UBSan's nonnull-attribute check) */
+    if (buf.size() < std::max<size_t>(length, 1)) {
+        buf.resize(std::max<size_t>(length, 1));
     }
     return buf.data();
 }

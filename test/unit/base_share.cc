@@ -233,7 +233,10 @@ TEST(base_share, import_probe_is_quiet) {
                 uct_gaudi_dev_release(dev);
             }
 
-            lib = dlopen("libgaudi_emu.so", RTLD_NOW | RTLD_NOLOAD);
+            /* by its SONAME, matched among the loaded objects without a
+             * search: under ASan dlopen()'s caller is libasan, whose search
+             * path lacks our rpath */
+            lib = dlopen("libgaudi_emu.so.0", RTLD_NOW | RTLD_NOLOAD);
             ASSERT_TRUE(lib != NULL);
             get_stats = (gaudi_emu_get_stats_func_t)dlsym(
                     lib, GAUDI_EMU_STATS_SYMBOL);

@@ -92,7 +92,10 @@ uct_gaudi_copy_iface_get_address(uct_iface_h tl_iface,
     uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
                                                    uct_gaudi_copy_iface_t);
 
-    *(uct_gaudi_copy_iface_addr_t*)iface_addr = iface->id;
+    uct_gaudi_copy_iface_addr_t id = iface->id;
+
+    /* UCP packs addresses byte by byte: iface_addr may be misaligned */
+    memcpy(iface_addr, &id, sizeof(id));
     return UCS_OK;
 }
 
@@ -103,9 +106,14 @@ uct_gaudi_copy_iface_is_reachable(const uct_iface_h tl_iface,
 {
     uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
                                                    uct_gaudi_copy_iface_t);
+    uct_gaudi_copy_iface_addr_t id;
 
-    return (iface_addr != NULL) &&
-           (*(const uct_gaudi_copy_iface_addr_t*)iface_addr == iface->id);
+    if (iface_addr == NULL) {
+        return 0;
+    }
+
+    memcpy(&id, iface_addr, sizeof(id)); /* may be misaligned */
+    return id == iface->id;
 }
 
 static void uct_gaudi_copy_iface_set_rma_caps(uct_gaudi_copy_iface_t *iface,

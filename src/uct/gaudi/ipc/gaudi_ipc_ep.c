@@ -17,17 +17,20 @@
 #include <ucs/profile/profile.h>
 #include <ucs/sys/sys.h>
 #include <inttypes.h>
+#include <string.h>
 
 
 static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_ep_t, const uct_ep_params_t *params)
 {
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(params->iface,
                                                   uct_gaudi_ipc_iface_t);
+    uct_gaudi_ipc_iface_addr_t pid;
 
     UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
     UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
-    self->remote_pid = (pid_t)*(const uct_gaudi_ipc_iface_addr_t*)
-                       params->iface_addr;
+    /* UCP packs addresses byte by byte: iface_addr may be misaligned */
+    memcpy(&pid, params->iface_addr, sizeof(pid));
+    self->remote_pid = (pid_t)pid;
     return uct_ep_keepalive_init(&self->keepalive, self->remote_pid);
 }
 

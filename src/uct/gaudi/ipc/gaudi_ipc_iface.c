@@ -87,7 +87,10 @@ static ucs_status_t
 uct_gaudi_ipc_iface_get_address(uct_iface_h tl_iface,
                                 uct_iface_addr_t *iface_addr)
 {
-    *(uct_gaudi_ipc_iface_addr_t*)iface_addr = getpid();
+    uct_gaudi_ipc_iface_addr_t pid = getpid();
+
+    /* UCP packs addresses byte by byte: iface_addr may be misaligned */
+    memcpy(iface_addr, &pid, sizeof(pid));
     return UCS_OK;
 }
 
@@ -98,15 +101,20 @@ uct_gaudi_ipc_iface_is_reachable(const uct_iface_h tl_iface,
 {
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_iface,
                                                   uct_gaudi_ipc_iface_t);
+    uct_gaudi_ipc_iface_addr_t pid;
+
+    if ((dev_addr == NULL) || (iface_addr == NULL)) {
+        return 0;
+    }
+
+    memcpy(&pid, iface_addr, sizeof(pid)); /* may be misaligned */
 
     /* another process of this system whose fd server we can connect to (the
      * same network namespace), and our driver can import its DMA-BUFs
      * (op 99) */
-    return (dev_addr != NULL) && (iface_addr != NULL) &&
-           uct_iface_local_is_reachable((uct_gaudi_ipc_device_addr_t*)dev_addr,
+    return uct_iface_local_is_reachable((uct_gaudi_ipc_device_addr_t*)dev_addr,
                                         UCS_SYS_NS_TYPE_NET) &&
-           (*(const uct_gaudi_ipc_iface_addr_t*)iface_addr !=
-            (uct_gaudi_ipc_iface_addr_t)getpid()) &&
+           (pid != (uct_gaudi_ipc_iface_addr_t)getpid()) &&
            uct_gaudi_dev_can_import(iface->dev);
 }
 

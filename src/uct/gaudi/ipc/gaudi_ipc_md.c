@@ -443,7 +443,8 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
                                                     uct_gaudi_ipc_md_t);
     uct_gaudi_ipc_memh_t *reg      = memh;
     uct_gaudi_ipc_export_t *export = reg->export;
-    uct_gaudi_ipc_rkey_t *key      = rkey_buffer;
+    uct_gaudi_ipc_rkey_t packed;
+    uct_gaudi_ipc_rkey_t *key      = &packed;
 
     memset(key, 0, sizeof(*key));
     key->system_id    = md->system_id;
@@ -468,6 +469,8 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
         key->length       = reg->length;
         key->range_offset = 0;
     }
+    /* UCP packs rkeys byte by byte: rkey_buffer may be misaligned */
+    memcpy(rkey_buffer, key, sizeof(*key));
     return UCS_OK;
 }
 
@@ -475,10 +478,14 @@ static ucs_status_t
 uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
                           uct_rkey_t *rkey_p, void **handle_p)
 {
-    const uct_gaudi_ipc_rkey_t *key = rkey_buffer;
+    uct_gaudi_ipc_rkey_t unpacked;
+    const uct_gaudi_ipc_rkey_t *key = &unpacked;
     uct_gaudi_ipc_unpacked_rkey_t *rkey;
     uct_gaudi_ipc_md_t *md;
     ucs_status_t status;
+
+    /* UCP packs rkeys byte by byte: rkey_buffer may be misaligned */
+    memcpy(&unpacked, rkey_buffer, sizeof(unpacked));
 
     if ((key->range_offset > key->length) ||
         (key->range_length > key->length - key->range_offset)) {
