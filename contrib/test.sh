@@ -5,10 +5,34 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# UCX_GAUDI_SANITIZE=1: then contrib/sanitize.sh too (docs/sanitizers.md).
+# Unset: UCX warns about any UCX_* variable it does not know
+sanitize=${UCX_GAUDI_SANITIZE:-0}
+unset UCX_GAUDI_SANITIZE
 "$top/contrib/setup.sh"
 "$top/contrib/install-deps.sh" test
 cd "$top"
 echo "test: building our test programs"
 make --no-print-directory -s build-tests
 eval "$(make --no-print-directory -s print-test-env)"
-exec "$top/test/run-tests.sh"
+[ "$sanitize" = 1 ] || exec "$top/test/run-tests.sh"
+
+# the normal suites, then the sanitizer build and suites, in one count
+out=$(mktemp -d /tmp/ucx-gaudi-test-sh.XXXXXX)
+"$top/test/run-tests.sh" | tee "$out/normal" || true
+t0=$SECONDS
+"$top/contrib/sanitize.sh" 2>&1 | tee "$out/sanitize" || true
+echo "test: sanitizer build and suites took $((SECONDS - t0)) s"
+passed=0 failed=0
+for part in normal sanitize; do
+    line=$(tail -n 1 "$out/$part")
+    if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2]))
+    else
+        echo "test: the $part part ended without its count: counted as 1 failure"
+        failed=$((failed + 1))
+    fi
+done
+rm -rf "$out"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
