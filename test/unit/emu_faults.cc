@@ -60,6 +60,46 @@ TEST_F(emu_faults, nth_memory_ioctl) {
     EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));         /* #4 */
 }
 
+/* gaudi_emu_set_faults: armed in the middle of a run, counted from then */
+TEST_F(emu_faults, set_faults_midway) {
+    gaudi_emu_stats_t stats;
+    uint64_t h;
+
+    open_ok();
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));
+
+    /* counted from the call: the 2nd MEMORY ioctl after it fails */
+    ASSERT_EQ(0, gaudi_emu_set_faults("fail:memory:2:ENOMEM"));
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));
+    EXPECT_EQ(ENOMEM, alloc(m_fd, 1 << 20, &h));
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));
+    ASSERT_EQ(0, gaudi_emu_get_stats(&stats));
+    EXPECT_EQ(1u, stats.faults_fired);
+
+    /* a malformed spec is refused and the one in force stays */
+    EXPECT_EQ(-EINVAL, gaudi_emu_set_faults("fail:memory:1"));
+    EXPECT_NE(std::string::npos,
+              std::string(gaudi_emu_last_error()).find("fault spec"));
+    ASSERT_EQ(0, gaudi_emu_get_stats(&stats));
+    EXPECT_EQ(1u, stats.faults_fired);
+
+    /* disarmed: nothing fails any more, the count restarts */
+    ASSERT_EQ(0, gaudi_emu_set_faults(NULL));
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));
+    ASSERT_EQ(0, gaudi_emu_get_stats(&stats));
+    EXPECT_EQ(0u, stats.faults_fired);
+
+    /* a reset armed midway hits the next ioctl */
+    ASSERT_EQ(0, gaudi_emu_set_faults("reset:1"));
+    EXPECT_EQ(0, alloc(m_fd, 1 << 20, &h));
+    EXPECT_EQ(EBUSY, alloc(m_fd, 1 << 20, &h));
+    EXPECT_EQ("In reset\n", sysfs_status(0));
+    ASSERT_EQ(0, gaudi_emu_get_stats(&stats));
+    EXPECT_EQ(1u, stats.faults_fired);
+}
+
 TEST_F(emu_faults, open_and_repeat) {
     m_cfg.faults = "fail:open:2+:EAGAIN";
     init_ok();

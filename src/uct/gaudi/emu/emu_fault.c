@@ -8,6 +8,7 @@
 #include "emu_fault.h"
 #include "emu_log.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -35,10 +36,15 @@ typedef struct {
 } emu_name_value_t;
 
 
+/* The rules can be replaced while other threads (the application's, the
+ * emulator's DMA workers) make calls (gaudi_emu_set_faults): the lock guards
+ * the rules and their number; the counters are atomic */
+static pthread_mutex_t  emu_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static emu_fault_rule_t emu_fault_rules[EMU_FAULT_MAX_RULES];
 static unsigned         emu_fault_num_rules;
 static uint64_t         emu_fault_counts[EMU_FAULT_KIND_LAST];
 static uint64_t         emu_fault_cs_count;
+static uint64_t         emu_fault_fired;
 static __thread uint64_t emu_fault_last_ioctl;
 
 static const emu_name_value_t emu_fault_kinds[] = {
@@ -170,19 +176,12 @@ static int emu_fault_parse_item(char *item, emu_fault_rule_t *rule)
     return ((nf != 2) || emu_fault_parse_count(f[1], rule)) ? -1 : 0;
 }
 
-int emu_fault_setup(const char *spec)
+/* Parse @a spec into @a rules; returns the number of rules or -errno */
+static int emu_fault_parse(const char *spec, emu_fault_rule_t *rules)
 {
     char *copy, *rest, *item;
     char bad[128];
-    int ret = 0;
-
-    emu_fault_num_rules = 0;
-    emu_fault_cs_count  = 0;
-    memset(emu_fault_counts, 0, sizeof(emu_fault_counts));
-
-    if ((spec == NULL) || (*spec == '\0')) {
-        return 0;
-    }
+    int num = 0;
 
     copy = strdup(spec);
     if (copy == NULL) {
@@ -193,34 +192,66 @@ int emu_fault_setup(const char *spec)
     rest = copy;
     while ((item = strsep(&rest, ",")) != NULL) {
         snprintf(bad, sizeof(bad), "%s", item);
-        if (emu_fault_num_rules == EMU_FAULT_MAX_RULES) {
+        if (num == EMU_FAULT_MAX_RULES) {
             emu_error("fault spec: more than %d items", EMU_FAULT_MAX_RULES);
-            ret = -EINVAL;
+            num = -EINVAL;
             break;
         }
-        if (emu_fault_parse_item(item,
-                                 &emu_fault_rules[emu_fault_num_rules])) {
+        if (emu_fault_parse_item(item, &rules[num])) {
             emu_error("fault spec: malformed item '%s' (expected "
                       "fail:KIND:N[+]:ERRNO, cs_timeout:N, cs_abort:N or "
                       "reset:N; KIND is open, mmap, info, cb, cs, wait_cs, "
                       "memory, debug or any)", bad);
-            ret = -EINVAL;
+            num = -EINVAL;
             break;
         }
-        ++emu_fault_num_rules;
+        ++num;
     }
 
-    if ((ret == 0) && (emu_fault_num_rules == 0)) {
+    if (num == 0) {
         emu_error("fault spec: '%s' holds no item", spec);
-        ret = -EINVAL;
-    }
-
-    if (ret != 0) {
-        emu_fault_num_rules = 0;
+        num = -EINVAL;
     }
 
     free(copy);
-    return ret;
+    return num;
+}
+
+int emu_fault_setup(const char *spec)
+{
+    emu_fault_rule_t rules[EMU_FAULT_MAX_RULES];
+    int num = 0;
+
+    if ((spec != NULL) && (*spec != '\0')) {
+        num = emu_fault_parse(spec, rules);
+        if (num < 0) {
+            return num; /* the rules in force stay */
+        }
+    }
+
+    pthread_mutex_lock(&emu_fault_lock);
+    memcpy(emu_fault_rules, rules, num * sizeof(*rules));
+    emu_fault_num_rules = num;
+    __atomic_store_n(&emu_fault_cs_count, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&emu_fault_fired, 0, __ATOMIC_RELAXED);
+    memset(emu_fault_counts, 0, sizeof(emu_fault_counts));
+    pthread_mutex_unlock(&emu_fault_lock);
+    return 0;
+}
+
+EMU_EXPORT int gaudi_emu_set_faults(const char *spec)
+{
+    return emu_fault_setup(spec);
+}
+
+uint64_t emu_fault_fired_count(void)
+{
+    return __atomic_load_n(&emu_fault_fired, __ATOMIC_RELAXED);
+}
+
+static void emu_fault_count_fired(void)
+{
+    __atomic_add_fetch(&emu_fault_fired, 1, __ATOMIC_RELAXED);
 }
 
 static int emu_fault_match(const emu_fault_rule_t *rule, uint64_t count)
@@ -232,6 +263,7 @@ int emu_fault_call(emu_fault_kind_t kind)
 {
     uint64_t counts[EMU_FAULT_KIND_LAST] = {0};
     const emu_fault_rule_t *rule;
+    int err = 0;
     unsigned i;
 
     counts[kind] = __atomic_add_fetch(&emu_fault_counts[kind], 1,
@@ -242,51 +274,68 @@ int emu_fault_call(emu_fault_kind_t kind)
         emu_fault_last_ioctl = counts[EMU_FAULT_IOCTL];
     }
 
+    pthread_mutex_lock(&emu_fault_lock);
     for (i = 0; i < emu_fault_num_rules; ++i) {
         rule = &emu_fault_rules[i];
         if ((rule->type == EMU_RULE_FAIL) && (counts[rule->kind] != 0) &&
             emu_fault_match(rule, counts[rule->kind])) {
-            return rule->err;
+            err = rule->err;
+            break;
         }
     }
+    pthread_mutex_unlock(&emu_fault_lock);
 
-    return 0;
+    if (err != 0) {
+        emu_fault_count_fired();
+    }
+    return err;
 }
 
 emu_cs_fault_t emu_fault_cs(void)
 {
     uint64_t count = __atomic_add_fetch(&emu_fault_cs_count, 1,
                                         __ATOMIC_RELAXED);
+    emu_cs_fault_t fault  = EMU_CS_FAULT_NONE;
     const emu_fault_rule_t *rule;
     unsigned i;
 
-    for (i = 0; i < emu_fault_num_rules; ++i) {
+    pthread_mutex_lock(&emu_fault_lock);
+    for (i = 0; (i < emu_fault_num_rules) && (fault == EMU_CS_FAULT_NONE);
+         ++i) {
         rule = &emu_fault_rules[i];
         if (!emu_fault_match(rule, count)) {
             continue;
         }
         if (rule->type == EMU_RULE_CS_TIMEOUT) {
-            return EMU_CS_FAULT_TIMEOUT;
+            fault = EMU_CS_FAULT_TIMEOUT;
         } else if (rule->type == EMU_RULE_CS_ABORT) {
-            return EMU_CS_FAULT_ABORT;
+            fault = EMU_CS_FAULT_ABORT;
         }
     }
+    pthread_mutex_unlock(&emu_fault_lock);
 
-    return EMU_CS_FAULT_NONE;
+    if (fault != EMU_CS_FAULT_NONE) {
+        emu_fault_count_fired();
+    }
+    return fault;
 }
 
 int emu_fault_reset_due(void)
 {
+    int due = 0;
     unsigned i;
 
-    for (i = 0; i < emu_fault_num_rules; ++i) {
-        if ((emu_fault_rules[i].type == EMU_RULE_RESET) &&
-            emu_fault_match(&emu_fault_rules[i], emu_fault_last_ioctl)) {
-            return 1;
-        }
+    pthread_mutex_lock(&emu_fault_lock);
+    for (i = 0; (i < emu_fault_num_rules) && !due; ++i) {
+        due = (emu_fault_rules[i].type == EMU_RULE_RESET) &&
+              emu_fault_match(&emu_fault_rules[i], emu_fault_last_ioctl);
     }
+    pthread_mutex_unlock(&emu_fault_lock);
 
-    return 0;
+    if (due) {
+        emu_fault_count_fired();
+    }
+    return due;
 }
 
 emu_fault_kind_t emu_fault_ioc_kind(uct_gaudi_ioc_t ioc)

@@ -11,7 +11,7 @@
 
 /*
  * Fault injection (syntax in docs/emulator.md). Counters are per process
- * and restart at every gaudi_emu_init().
+ * and restart at every gaudi_emu_init() and gaudi_emu_set_faults().
  */
 
 typedef enum {
@@ -33,9 +33,14 @@ typedef enum {
     EMU_CS_FAULT_ABORT
 } emu_cs_fault_t;
 
-/* Parse and install @a spec (NULL or "" = no faults). On error returns
- * -EINVAL and records a message naming the offending item. */
+/* Parse and install @a spec (NULL or "" = no faults) and restart the
+ * counters. On error returns -EINVAL, records a message naming the
+ * offending item and keeps the rules in force. */
 int emu_fault_setup(const char *spec);
+
+/* Faults injected since the last setup (failed calls, CS timeouts and
+ * aborts, resets) */
+uint64_t emu_fault_fired_count(void);
 
 /* Count one call of @a kind; return the errno to inject, or 0 */
 int emu_fault_call(emu_fault_kind_t kind);

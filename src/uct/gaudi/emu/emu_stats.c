@@ -6,6 +6,7 @@
 
 #include "emu_common.h"
 #include "emu_dmabuf.h"
+#include "emu_fault.h"
 #include "emu_fd.h"
 #include "emu_mem.h"
 #include "gaudi_emu.h"
@@ -42,5 +43,6 @@ EMU_EXPORT int gaudi_emu_get_stats(gaudi_emu_stats_t *stats)
     memset(stats, 0, sizeof(*stats));
     emu_fd_foreach(-1, emu_stats_add_ctx, stats);
     stats->kernel_log_errors = emu_mem_kernel_log_errors();
+    stats->faults_fired      = emu_fault_fired_count();
     return 0;
 }

@@ -94,11 +94,26 @@ typedef struct gaudi_emu_stats {
     unsigned kernel_log_errors; /* dev_err lines the real driver would have
                                    written to the kernel log for this
                                    process's calls (unknown memory op) */
+    uint64_t faults_fired;  /* faults injected since the fault spec was
+                               installed (gaudi_emu_init or
+                               gaudi_emu_set_faults) */
 } gaudi_emu_stats_t;
 
 int gaudi_emu_get_stats(gaudi_emu_stats_t *stats);
 
 typedef int (*gaudi_emu_get_stats_func_t)(gaudi_emu_stats_t *stats);
 #define GAUDI_EMU_STATS_SYMBOL "gaudi_emu_get_stats"
+
+/*
+ * Replace the fault-injection spec of this process (docs/emulator.md §9) and
+ * restart its counters, so that a test injects faults in the middle of its
+ * traffic rather than counted from the start; NULL or "" disarms. Returns 0,
+ * or -EINVAL (message in gaudi_emu_last_error()) and the spec in force
+ * stays. Not part of the driver ABI.
+ */
+int gaudi_emu_set_faults(const char *spec);
+
+typedef int (*gaudi_emu_set_faults_func_t)(const char *spec);
+#define GAUDI_EMU_SET_FAULTS_SYMBOL "gaudi_emu_set_faults"
 
 #endif
