@@ -6,6 +6,8 @@
 
 #include "base_common.h"
 
+#include <ucs/time/time.h>
+
 #include <errno.h>
 
 using namespace gaudi_base_test;
@@ -219,6 +221,44 @@ TEST(base_fault, cs_queue_full_is_back_pressure) {
         EXPECT_FALSE(dev->failed);
         EXPECT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, mem.dva, 1, MB));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+/* A queue that stays full (the device runs nothing) is not back-pressure
+ * forever: after the DMA timeout the device is failed, so that a transport
+ * retrying from its pending queue gets an error instead of spinning */
+TEST(base_fault, cs_queue_full_forever) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        std::vector<uint8_t> host(4096, 7);
+        uct_gaudi_dma_chan_t chan;
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        ucs_status_t status;
+        log_capture log;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_EMU_FAULTS", "fail:cs:1+:EAGAIN", 1);
+        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.2s", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 4, &chan));
+        uct_gaudi_dma_xfer_t xfer = {mem.dva, (uintptr_t)host.data(),
+                                     host.size()};
+        ucs_time_t start = ucs_get_time();
+        do {
+            status = uct_gaudi_dma_chan_post(&chan, &xfer, 1, NULL);
+        } while ((status == UCS_ERR_NO_RESOURCE) &&
+                 (ucs_time_to_sec(ucs_get_time() - start) < 5));
+        EXPECT_EQ(UCS_ERR_IO_ERROR, status);
+        EXPECT_LT(ucs_time_to_sec(ucs_get_time() - start), 2.0);
+        expect_failed(dev, "its command submission queue stayed full "
+                           "for 0.2 s", log);
+        uct_gaudi_dma_chan_cleanup(&chan);
+        uct_gaudi_mem_free(dev, &mem);
         uct_gaudi_dev_release(dev);
     });
 }

@@ -450,8 +450,25 @@ static ucs_status_t uct_gaudi_dma_submit(uct_gaudi_dma_chan_t *chan,
                                                  &args),
                             UCS_LOG_LEVEL_DEBUG);
     if (status == UCS_ERR_NO_RESOURCE) {
-        return status;  /* queue full: back-pressure, not an error */
-    } else if (status != UCS_OK) {
+        /* queue full: back-pressure, which drains as submissions complete;
+         * full for longer than one submission may take, the device runs
+         * none of them, and retrying from the pending queue would spin
+         * forever */
+        if (chan->full_since == 0) {
+            chan->full_since = ucs_get_time();
+        } else if (ucs_time_to_sec(ucs_get_time() - chan->full_since) >
+                   chan->timeout) {
+            uct_gaudi_dev_set_failed(dev, "its command submission queue "
+                                     "stayed full for %.1f s "
+                                     "(UCX_GAUDI_DMA_TIMEOUT)",
+                                     chan->timeout);
+            return UCS_ERR_IO_ERROR;
+        }
+        return status;
+    }
+
+    chan->full_since = 0;
+    if (status != UCS_OK) {
         ucs_error("%s: DMA submission to queue %u failed: %s", dev->name,
                   queue, ucs_status_string(status));
         return status;

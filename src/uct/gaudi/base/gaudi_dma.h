@@ -96,6 +96,10 @@ typedef struct uct_gaudi_dma_chan {
     size_t                   map_size;    /* Gaudi1: mmap length per CB */
     ucs_queue_head_t         queue[UCT_GAUDI_DMA_DIR_LAST]; /* in flight */
     double                   timeout;     /* seconds one CS may take */
+    uint64_t                 full_since;  /* ucs_time_t of the first CS
+                                             refused "queue full"
+                                             since the last accepted one,
+                                             0 none */
     uct_gaudi_dma_counters_t counters;
 } uct_gaudi_dma_chan_t;
 
