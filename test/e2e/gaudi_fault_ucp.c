@@ -1,0 +1,991 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+/*
+ * One cell of the fault matrix (test/e2e/fault_matrix.sh, docs/faults.md):
+ * two processes (fork; a socketpair carries addresses, rkeys and the
+ * lockstep), UCP on Gaudi memory at both ends, one operation of one size
+ * from the parent (the initiator) to the child (the target), while the
+ * Gaudi emulator injects a fault in one of them.
+ *
+ *   gaudi_fault_ucp -o OP -s SIZE -f FAULT -w initiator|target [-e MODE]
+ *                   [-t TIMEOUT]
+ *
+ * OP is tag, put, get or am (rendezvous AM); MODE is none (default) or peer
+ * (UCP_ERR_HANDLING_MODE_PEER on both endpoints); FAULT is an emulator fault
+ * spec (docs/emulator.md §9), armed with gaudi_emu_set_faults() in the
+ * faulted process just before the operation and disarmed after it, so
+ * counts start in the middle of the traffic ("none": no fault).
+ *
+ * Phases:
+ *  A. the operation under the fault; every wait bounded (a request still
+ *     outstanding after TIMEOUT/2 s is a hang); if it completed OK, the data
+ *     is verified byte by byte where it landed;
+ *  B. going on: after an error (or an endpoint error callback) both sides
+ *     close their endpoints (force) and connect new ones; then the same
+ *     operation again without fault (it may fail cleanly if a device is
+ *     gone), and a host-memory tag message each way that must succeed;
+ *  C. cleanup; the emulator's accounting and the fd count must return to
+ *     what they were before the first transfer of phase A.
+ *
+ * The parent prints one line:
+ *   CELL op=.. size=.. side=.. mode=.. fault=.. fired=N a=<status>
+ *        b=<status> outcome=<ok|error|FAIL> [why]
+ * and exits non-zero for FAIL. Device memory is never dereferenced by the
+ * CPU: patterns go in and out by tag messages to an endpoint to the
+ * process's own worker (gaudi_copy), so that nothing but UCP holds the
+ * device and everything must be released by ucp_cleanup().
+ */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ucp/api/ucp.h>
+#include <ucs/debug/log_def.h>
+#include <uct/gaudi/emu/gaudi_emu.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AM_ID        9
+#define TAG_OP       0x1000
+#define TAG_HOST     0x2000
+#define TAG_SELF     0x3000
+#define HOST_SIZE    (256 * 1024) /* rendezvous on posix: both progress */
+#define GRACE        2.0          /* target: wait after the initiator ended */
+
+typedef enum { OP_TAG, OP_PUT, OP_GET, OP_AM, OP_LAST } op_t;
+static const char *op_names[] = {"tag", "put", "get", "am"};
+
+static struct {
+    op_t       op;
+    size_t     size;
+    const char *fault;
+    int        fault_target; /* the target process is faulted */
+    int        peer_mode;
+    unsigned   timeout;
+} opts = {.op = OP_LAST, .timeout = 60};
+
+/* what a side reports to the other after a phase */
+typedef struct {
+    int32_t status;      /* ucs_status_t of its part of the operation */
+    int32_t bad;         /* 1: data verified wrong; 2: could not verify */
+    int32_t ep_failed;   /* its endpoint error callback ran */
+    int32_t pack_failed; /* UCP logged a failed memory-type pack */
+    char    why[160];
+} report_t;
+
+static const char     *role;
+static int            is_initiator, is_faulted, ctl_fd = -1;
+static ucp_context_h  context;
+static ucp_worker_h   worker;
+static ucp_ep_h       ep, self_ep;
+static ucp_mem_h      memh;
+static ucp_rkey_h     rkey;
+static char           *dev_buf, *host_buf, *host_chk;
+static uint64_t       peer_buf;
+static void           *peer_addr;
+static int            ep_failed;
+static gaudi_emu_get_stats_func_t emu_get_stats;
+static gaudi_emu_set_faults_func_t emu_set_faults;
+static int            pack_failed; /* see log_handler */
+static struct {
+    int    arrived;
+    void   *desc;
+    size_t length;
+} am;
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("DIE [%s] ", role);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    _exit(1);
+}
+
+#define CHECK(_c, ...) do { if (!(_c)) { die(__VA_ARGS__); } } while (0)
+
+static void alarm_handler(int sig)
+{
+    static const char msg[] = "DIE timeout: the process was stuck\n";
+
+    if (write(1, msg, sizeof(msg) - 1) < 0) {
+        /* exiting anyway */
+    }
+    _exit(3);
+}
+
+/*
+ * UCP 1.13.1 packs an eager message from device memory with the
+ * memory-type transport (ucp_mem_type_pack) inside the transport's send
+ * callback, which has no way to fail: when that read fails, UCP logs
+ * "uct_ep_get_short() failed" and sends what the buffer held. Counted here,
+ * so that the matrix tells this known core limitation from a corruption
+ * of ours.
+ */
+static ucs_log_func_rc_t log_handler(const char *file, unsigned line,
+                                     const char *function,
+                                     ucs_log_level_t level,
+                                     const ucs_log_component_config_t *comp,
+                                     const char *message, va_list ap)
+{
+    if ((level == UCS_LOG_LEVEL_ERROR) &&
+        !strcmp(message, "uct_ep_get_short() failed %s")) {
+        ++pack_failed;
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+static double now_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + (ts.tv_nsec * 1e-9);
+}
+
+/* A symbol of a library UCX dlopen()ed RTLD_LOCAL (our module, the
+ * emulator): found among the loaded objects */
+typedef struct {
+    const char *name;
+    char       path[PATH_MAX];
+} lib_find_t;
+
+static int lib_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    lib_find_t *find = arg;
+
+    if ((info->dlpi_name == NULL) || !strstr(info->dlpi_name, find->name)) {
+        return 0;
+    }
+    snprintf(find->path, sizeof(find->path), "%s", info->dlpi_name);
+    return 1;
+}
+
+static void *lib_symbol(const char *lib, const char *symbol)
+{
+    lib_find_t find = {.name = lib};
+    void *handle, *sym;
+
+    if (!dl_iterate_phdr(lib_find_cb, &find)) {
+        return NULL;
+    }
+    handle = dlopen(find.path, RTLD_NOW | RTLD_NOLOAD);
+    if (handle == NULL) {
+        return NULL;
+    }
+    sym = dlsym(handle, symbol);
+    dlclose(handle); /* UCX holds its own reference */
+    return sym;
+}
+
+/* Open fds, not counting the emulator's own state files (the emulated
+ * kernel's side: a real driver keeps those in the kernel) */
+static int fd_count(void)
+{
+    const char *state = getenv("UCX_GAUDI_EMU_STATE_DIR");
+    char path[PATH_MAX], target[PATH_MAX];
+    struct dirent *entry;
+    DIR *dir = opendir("/proc/self/fd");
+    int count = 0;
+    ssize_t len;
+
+    CHECK(dir != NULL, "opendir(/proc/self/fd): %m");
+    while ((entry = readdir(dir)) != NULL) {
+        if ((entry->d_name[0] == '.') || (atoi(entry->d_name) == dirfd(dir))) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "/proc/self/fd/%s", entry->d_name);
+        len = readlink(path, target, sizeof(target) - 1);
+        target[(len < 0) ? 0 : len] = '\0';
+        count += !strstr(target, (state != NULL) ? state : "/ucx-gaudi-emu-");
+    }
+    closedir(dir);
+    return count;
+}
+
+/* ---- control channel: lockstep with the other process ------------------ */
+
+static void progress(void)
+{
+    if (worker != NULL) {
+        ucp_worker_progress(worker);
+    }
+}
+
+static void ctl_write(const void *buf, size_t len)
+{
+    const char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = send(ctl_fd, p, len, MSG_NOSIGNAL);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        CHECK(n > 0, "control channel: %s", (n < 0) ? strerror(errno) :
+              "closed");
+        p   += n;
+        len -= n;
+    }
+}
+
+static int ctl_ready(void)
+{
+    struct pollfd pfd = {.fd = ctl_fd, .events = POLLIN};
+
+    return poll(&pfd, 1, 0) > 0;
+}
+
+/* Read exactly @a len bytes, progressing the worker meanwhile: the other
+ * side may need us to progress (a rendezvous, a flush) to get there */
+static void ctl_read(void *buf, size_t len)
+{
+    char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        if (!ctl_ready()) {
+            progress();
+            continue;
+        }
+        n = recv(ctl_fd, p, len, 0);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        CHECK(n > 0, "control channel: %s (the other process died?)",
+              (n < 0) ? strerror(errno) : "closed");
+        p   += n;
+        len -= n;
+    }
+}
+
+static void ctl_sync(uint32_t what)
+{
+    uint32_t got;
+
+    ctl_write(&what, sizeof(what));
+    ctl_read(&got, sizeof(got));
+    CHECK(got == what, "control channel out of step: %u != %u", got, what);
+}
+
+static void ctl_send_blob(const void *buf, uint64_t len)
+{
+    ctl_write(&len, sizeof(len));
+    ctl_write(buf, len);
+}
+
+static void *ctl_recv_blob(void)
+{
+    uint64_t len;
+    void *buf;
+
+    ctl_read(&len, sizeof(len));
+    CHECK(len < (1 << 20), "bad blob length %llu", (unsigned long long)len);
+    buf = malloc(len);
+    CHECK(buf != NULL, "out of memory");
+    ctl_read(buf, len);
+    return buf;
+}
+
+/* ---- UCP ---------------------------------------------------------------- */
+
+/* Wait for @a req until @a deadline: UCS_ERR_TIMED_OUT leaves it pending */
+static ucs_status_t req_wait(void **req_p, double deadline)
+{
+    ucs_status_t status;
+
+    if (*req_p == NULL) {
+        return UCS_OK;
+    }
+    if (UCS_PTR_IS_ERR(*req_p)) {
+        status = UCS_PTR_STATUS(*req_p);
+        *req_p = NULL;
+        return status;
+    }
+    while (now_sec() < deadline) {
+        progress();
+        status = ucp_request_check_status(*req_p);
+        if (status != UCS_INPROGRESS) {
+            ucp_request_free(*req_p);
+            *req_p = NULL;
+            return status;
+        }
+    }
+    return UCS_ERR_TIMED_OUT;
+}
+
+static double op_deadline(void)
+{
+    return now_sec() + (opts.timeout / 4.0);
+}
+
+static void err_handler(void *arg, ucp_ep_h failed_ep, ucs_status_t status)
+{
+    ep_failed = 1;
+}
+
+static ucs_status_t am_cb(void *arg, const void *header, size_t header_length,
+                          void *data, size_t length,
+                          const ucp_am_recv_param_t *param)
+{
+    am.arrived = 1;
+    am.length  = length;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+        am.desc = data;
+        return UCS_INPROGRESS;
+    }
+    am.desc = NULL; /* eager: not what the matrix sends */
+    return UCS_OK;
+}
+
+static void ep_connect(void)
+{
+    ucp_ep_params_t params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+        .address    = peer_addr
+    };
+    ucs_status_t status;
+
+    if (opts.peer_mode) {
+        params.field_mask     |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                 UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+        params.err_handler.cb  = err_handler;
+        params.err_handler.arg = NULL;
+    }
+    ep_failed = 0;
+    status    = ucp_ep_create(worker, &params, &ep);
+    CHECK(status == UCS_OK, "ucp_ep_create: %s", ucs_status_string(status));
+}
+
+/* Close @a e: with error handling by force (the peer may be gone from
+ * it); without, UCP allows only a flushing close */
+static void ep_close(ucp_ep_h e, int force)
+{
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+        .flags        = force ? UCP_EP_CLOSE_FLAG_FORCE : 0
+    };
+    void *req;
+    ucs_status_t status;
+
+    req    = ucp_ep_close_nbx(e, &param);
+    status = req_wait(&req, op_deadline());
+    CHECK(status != UCS_ERR_TIMED_OUT, "ep close hangs");
+}
+
+/* Close the endpoint to the peer and the peer's rkey */
+static void ep_disconnect(void)
+{
+    if (rkey != NULL) {
+        ucp_rkey_destroy(rkey);
+        rkey = NULL;
+    }
+    ep_close(ep, opts.peer_mode);
+    ep = NULL;
+}
+
+static void rkey_exchange(void)
+{
+    void *buf, *peer_rkey;
+    size_t len;
+    ucs_status_t status;
+
+    status = ucp_rkey_pack(context, memh, &buf, &len);
+    CHECK(status == UCS_OK, "ucp_rkey_pack: %s", ucs_status_string(status));
+    ctl_send_blob(buf, len);
+    ucp_rkey_buffer_release(buf);
+    peer_rkey = ctl_recv_blob();
+    status    = ucp_ep_rkey_unpack(ep, peer_rkey, &rkey);
+    CHECK(status == UCS_OK, "ucp_ep_rkey_unpack: %s",
+          ucs_status_string(status));
+    free(peer_rkey);
+}
+
+/* A host-memory tag message each way over the current endpoint: the
+ * process can go on. Returns its status. */
+static ucs_status_t host_pingpong(uint32_t seq)
+{
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    char *out = malloc(HOST_SIZE), *in = malloc(HOST_SIZE);
+    ucs_status_t status, rstatus;
+    void *sreq, *rreq;
+    double deadline;
+
+    CHECK((out != NULL) && (in != NULL), "out of memory");
+    memset(out, (int)seq, HOST_SIZE);
+    memset(in, 0, HOST_SIZE);
+    rreq     = ucp_tag_recv_nbx(worker, in, HOST_SIZE, TAG_HOST + seq,
+                                (ucp_tag_t)-1, &param);
+    sreq     = ucp_tag_send_nbx(ep, out, HOST_SIZE, TAG_HOST + seq, &param);
+    deadline = op_deadline();
+    status   = req_wait(&sreq, deadline);
+    rstatus  = req_wait(&rreq, deadline);
+    CHECK((status != UCS_ERR_TIMED_OUT) && (rstatus != UCS_ERR_TIMED_OUT),
+          "host tag message hangs");
+    if ((status == UCS_OK) && (rstatus == UCS_OK) &&
+        (in[HOST_SIZE - 1] != (char)seq)) {
+        status = UCS_ERR_IO_ERROR;
+    }
+    free(out);
+    free(in);
+    return (status != UCS_OK) ? status : rstatus;
+}
+
+/* ---- data --------------------------------------------------------------- */
+
+static uint8_t pattern(size_t i, uint32_t seed)
+{
+    uint32_t x = (uint32_t)i * 2654435761u + seed * 40503u;
+
+    return (uint8_t)((x >> 13) ^ (x >> 5) ^ seed);
+}
+
+/* Copy between host and Gaudi memory of this process through UCP */
+static ucs_status_t self_copy(void *dst, const void *src)
+{
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    static uint32_t sn;
+    ucs_status_t status, rstatus;
+    void *sreq, *rreq;
+    double deadline;
+
+    rreq     = ucp_tag_recv_nbx(worker, dst, opts.size, TAG_SELF + sn,
+                                (ucp_tag_t)-1, &param);
+    sreq     = ucp_tag_send_nbx(self_ep, src, opts.size, TAG_SELF + sn,
+                                &param);
+    ++sn;
+    deadline = op_deadline();
+    status   = req_wait(&sreq, deadline);
+    rstatus  = req_wait(&rreq, deadline);
+    CHECK((status != UCS_ERR_TIMED_OUT) && (rstatus != UCS_ERR_TIMED_OUT),
+          "a copy to or from Gaudi memory in this process hangs");
+    return (status != UCS_OK) ? status : rstatus;
+}
+
+static ucs_status_t dev_fill(uint32_t seed)
+{
+    size_t i;
+
+    for (i = 0; i < opts.size; ++i) {
+        host_buf[i] = pattern(i, seed);
+    }
+    return self_copy(dev_buf, host_buf);
+}
+
+/* 0 right, 1 wrong, 2 could not read it back */
+static int dev_check(uint32_t seed, char *why, size_t max)
+{
+    size_t i;
+
+    if (self_copy(host_chk, dev_buf) != UCS_OK) {
+        snprintf(why, max, "cannot read the data back (device failed)");
+        return 2;
+    }
+    for (i = 0; i < opts.size; ++i) {
+        if ((uint8_t)host_chk[i] != pattern(i, seed)) {
+            snprintf(why, max, "byte %zu of %zu is 0x%02x, not 0x%02x", i,
+                     opts.size, (uint8_t)host_chk[i], pattern(i, seed));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The initiator's part: returns the operation's status */
+static ucs_status_t op_initiate(double deadline)
+{
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    uint64_t hdr              = opts.size;
+    ucs_status_t status;
+    void *req;
+
+    switch (opts.op) {
+    case OP_TAG:
+        req = ucp_tag_send_nbx(ep, dev_buf, opts.size, TAG_OP, &param);
+        break;
+    case OP_PUT:
+        req = ucp_put_nbx(ep, dev_buf, opts.size, peer_buf, rkey, &param);
+        break;
+    case OP_GET:
+        req = ucp_get_nbx(ep, dev_buf, opts.size, peer_buf, rkey, &param);
+        break;
+    default:
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags        = UCP_AM_SEND_FLAG_RNDV;
+        req = ucp_am_send_nbx(ep, AM_ID, &hdr, sizeof(hdr), dev_buf,
+                              opts.size, &param);
+        break;
+    }
+    status = req_wait(&req, deadline);
+    if ((status == UCS_OK) && (opts.op != OP_TAG) && (opts.op != OP_AM)) {
+        param.op_attr_mask = 0;
+        req    = ucp_ep_flush_nbx(ep, &param);
+        status = req_wait(&req, deadline);
+    }
+    return status;
+}
+
+/* The target's part: the receive of a tag message or AM, bounded by the
+ * initiator's end (+ GRACE: an eager tail may trail the control channel) */
+static ucs_status_t op_target(void *rreq, double deadline)
+{
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    double ended              = 0;
+    ucs_status_t status;
+
+    if ((opts.op == OP_PUT) || (opts.op == OP_GET)) {
+        return UCS_OK; /* one-sided: nothing to wait for */
+    }
+    for (;;) {
+        if ((opts.op == OP_AM) && am.arrived && (am.desc != NULL) &&
+            (rreq == NULL)) {
+            rreq    = ucp_am_recv_data_nbx(worker, am.desc, dev_buf,
+                                           opts.size, &param);
+            am.desc = NULL;
+            if ((rreq == NULL) || UCS_PTR_IS_ERR(rreq)) {
+                return (rreq == NULL) ? UCS_OK : UCS_PTR_STATUS(rreq);
+            }
+        }
+        if (rreq != NULL) {
+            progress();
+            status = ucp_request_check_status(rreq);
+            if (status != UCS_INPROGRESS) {
+                ucp_request_free(rreq);
+                return status;
+            }
+        } else {
+            progress();
+        }
+        if ((ended == 0) && ctl_ready()) {
+            ended = now_sec();
+        }
+        if (((ended != 0) && (now_sec() > ended + GRACE)) ||
+            (now_sec() > deadline)) {
+            break;
+        }
+    }
+
+    /* never arrived: cancel the receive (the application goes on) */
+    if (rreq != NULL) {
+        ucp_request_cancel(worker, rreq);
+        status = req_wait(&rreq, op_deadline());
+        CHECK(status != UCS_ERR_TIMED_OUT, "a cancelled receive hangs");
+    }
+    return (ended != 0) ? UCS_ERR_CANCELED : UCS_ERR_TIMED_OUT;
+}
+
+/* One run of the operation; @a fault arms the fault in the faulted process
+ * around it. Fills *@a mine and *@a peer. */
+static uint64_t fired; /* faults injected in this process in phase A */
+
+static void phase(uint32_t seed, int fault, report_t *mine, report_t *peer)
+{
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    gaudi_emu_stats_t stats;
+    int receives_data = (is_initiator == (opts.op == OP_GET));
+    ucs_status_t status, fill;
+    double deadline;
+    void *rreq = NULL;
+    int32_t done;
+
+    memset(mine, 0, sizeof(*mine));
+    memset(&am, 0, sizeof(am));
+    pack_failed = 0;
+    /* the source gets the pattern, the destination a poison; when that
+     * fails (this process's device is gone), the operation still runs, as
+     * an application's would, and this side reports the fill's error */
+    fill = dev_fill(receives_data ? ~seed : seed);
+    CHECK((fill == UCS_OK) || !fault, "filling the buffer: %s",
+          ucs_status_string(fill));
+    if (!is_initiator && (opts.op == OP_TAG)) {
+        rreq = ucp_tag_recv_nbx(worker, dev_buf, opts.size, TAG_OP,
+                                (ucp_tag_t)-1, &param);
+    }
+    if (fault && is_faulted && (emu_set_faults(opts.fault) != 0)) {
+        die("bad fault spec '%s'", opts.fault);
+    }
+    ctl_sync(10);
+
+    /* the initiator says when it is done (the target stops waiting for
+     * data then) */
+    deadline = op_deadline();
+    if (is_initiator) {
+        status = op_initiate(deadline);
+        done   = 1;
+        ctl_write(&done, sizeof(done));
+    } else {
+        status = op_target(rreq, deadline);
+        ctl_read(&done, sizeof(done));
+    }
+    if ((status == UCS_OK) || (status == UCS_ERR_CANCELED)) {
+        status = (fill != UCS_OK) ? fill : status;
+    }
+    if (fault && is_faulted) {
+        emu_get_stats(&stats); /* the count restarts with the next spec */
+        fired = stats.faults_fired;
+        emu_set_faults(NULL);
+    }
+    mine->status = (status == UCS_ERR_CANCELED) ? UCS_OK : status;
+    if (status == UCS_ERR_TIMED_OUT) {
+        snprintf(mine->why, sizeof(mine->why), "%s: %s did not complete in "
+                 "%.0f s (hang)", role, op_names[opts.op],
+                 opts.timeout / 4.0);
+    }
+    if (status == UCS_ERR_CANCELED) {
+        mine->status = UCS_ERR_CANCELED; /* the data never came */
+    }
+
+    ctl_write(mine, sizeof(*mine));
+    ctl_read(peer, sizeof(*peer));
+    if (receives_data && (mine->status == UCS_OK) && (peer->status == UCS_OK)) {
+        mine->bad = dev_check(seed, mine->why, sizeof(mine->why));
+    }
+    mine->ep_failed   = ep_failed;
+    mine->pack_failed = pack_failed;
+    ctl_write(mine, sizeof(*mine));
+    ctl_read(peer, sizeof(*peer));
+}
+
+static void setup(void)
+{
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES,
+        .features   = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AM
+    };
+    ucp_worker_params_t wparams = {
+        .field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SINGLE
+    };
+    ucp_am_handler_param_t am_param = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                      UCP_AM_HANDLER_PARAM_FIELD_CB,
+        .id = AM_ID, .cb = am_cb
+    };
+    ucp_mem_map_params_t mparams = {
+        .field_mask  = UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                       UCP_MEM_MAP_PARAM_FIELD_FLAGS |
+                       UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE,
+        .length      = opts.size,
+        .flags       = UCP_MEM_MAP_ALLOCATE,
+        .memory_type = UCS_MEMORY_TYPE_GAUDI
+    };
+    ucp_mem_attr_t mattr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+    ucp_ep_params_t eparams = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS
+    };
+    ucp_address_t *address;
+    size_t address_len;
+    uint64_t va;
+    ucs_status_t status;
+
+    status = ucp_init(&params, NULL, &context);
+    CHECK(status == UCS_OK, "ucp_init: %s", ucs_status_string(status));
+    status = ucp_worker_create(context, &wparams, &worker);
+    CHECK(status == UCS_OK, "ucp_worker_create: %s",
+          ucs_status_string(status));
+    CHECK(ucp_worker_set_am_recv_handler(worker, &am_param) == UCS_OK,
+          "ucp_worker_set_am_recv_handler failed");
+    status = ucp_mem_map(context, &mparams, &memh);
+    CHECK(status == UCS_OK, "ucp_mem_map(gaudi): %s",
+          ucs_status_string(status));
+    CHECK(ucp_mem_query(memh, &mattr) == UCS_OK, "ucp_mem_query failed");
+    dev_buf = mattr.address;
+
+    emu_get_stats  = (gaudi_emu_get_stats_func_t)lib_symbol(
+            "libgaudi_emu.so", GAUDI_EMU_STATS_SYMBOL);
+    emu_set_faults = (gaudi_emu_set_faults_func_t)lib_symbol(
+            "libgaudi_emu.so", GAUDI_EMU_SET_FAULTS_SYMBOL);
+    CHECK((emu_get_stats != NULL) && (emu_set_faults != NULL),
+          "the Gaudi emulator is not loaded (UCX_GAUDI_EMU_DEVICES?)");
+
+    status = ucp_worker_get_address(worker, &address, &address_len);
+    CHECK(status == UCS_OK, "ucp_worker_get_address failed");
+    eparams.address = address;
+    status = ucp_ep_create(worker, &eparams, &self_ep);
+    CHECK(status == UCS_OK, "ucp_ep_create(self): %s",
+          ucs_status_string(status));
+    ctl_send_blob(address, address_len);
+    ucp_worker_release_address(worker, address);
+    va = (uintptr_t)dev_buf;
+    ctl_write(&va, sizeof(va));
+    peer_addr = ctl_recv_blob();
+    ctl_read(&peer_buf, sizeof(peer_buf));
+    ep_connect();
+    rkey_exchange();
+    /* wireup both ways before the measured phase */
+    CHECK(host_pingpong(1) == UCS_OK, "warm-up message failed");
+    ctl_sync(2);
+}
+
+static void stats_str(char *buf, size_t max)
+{
+    gaudi_emu_stats_t s;
+
+    emu_get_stats(&s);
+    snprintf(buf, max, "contexts=%u dram_maps=%u host_maps=%u import_maps=%u "
+             "cb_maps=%u exports=%u pinned=%llu", s.contexts, s.dram_maps,
+             s.host_maps, s.import_maps, s.cb_maps, s.exports,
+             (unsigned long long)s.pinned_bytes);
+}
+
+static int run(void)
+{
+    report_t a_mine, a_peer, b_mine, b_peer;
+    ucs_status_t a_status, b_status = UCS_OK, host, unmap = UCS_OK;
+    char before[200], after[200], why[1024] = "";
+    uint64_t peer_fired;
+    int32_t fds_delta, peer_fds_delta;
+    int fds_before, fds_after = 0, failed = 0, known;
+    report_t *ini, *tgt, *bad_rep;
+
+    ucs_log_push_handler(log_handler);
+    host_buf = malloc(opts.size);
+    host_chk = malloc(opts.size);
+    CHECK((host_buf != NULL) && (host_chk != NULL), "out of memory");
+    fds_before = fd_count();
+    setup();
+    stats_str(before, sizeof(before));
+
+    /* A: the operation under the fault */
+    phase(0x1234, 1, &a_mine, &a_peer);
+    /* both processes judge the same pair of reports the same way (the
+     * initiator's first): they must take the same path from here */
+    ini      = is_initiator ? &a_mine : &a_peer;
+    tgt      = is_initiator ? &a_peer : &a_mine;
+    a_status = (ini->status != UCS_OK) ? ini->status : tgt->status;
+    bad_rep  = (ini->bad == 1) ? ini : (tgt->bad == 1) ? tgt : NULL;
+    known    = (bad_rep != NULL) && ini->pack_failed;
+    if (known) {
+        snprintf(why, sizeof(why), "UCP's memory-type pack of the eager "
+                 "message failed in the initiator and UCP 1.13.1 sent it "
+                 "anyway: %s", bad_rep->why);
+    } else if (bad_rep != NULL) {
+        snprintf(why, sizeof(why), "silent corruption: %s", bad_rep->why);
+        failed = 1;
+    } else if ((ini->status == UCS_ERR_TIMED_OUT) ||
+               (tgt->status == UCS_ERR_TIMED_OUT)) {
+        snprintf(why, sizeof(why), "%s", (ini->status == UCS_ERR_TIMED_OUT) ?
+                 ini->why : tgt->why);
+        failed = 1;
+    }
+    if (failed) {
+        /* a request may still be outstanding: no orderly way on */
+        goto out;
+    }
+
+    /* B: go on; after an error, on new endpoints */
+    if ((a_status != UCS_OK) || a_mine.ep_failed || a_peer.ep_failed) {
+        ep_disconnect();
+        ctl_sync(20);
+        ep_connect();
+        rkey_exchange();
+        ctl_sync(21);
+    }
+    phase(0x5678, 0, &b_mine, &b_peer);
+    ini      = is_initiator ? &b_mine : &b_peer;
+    tgt      = is_initiator ? &b_peer : &b_mine;
+    b_status = (ini->status != UCS_OK) ? ini->status : tgt->status;
+    bad_rep  = (ini->bad == 1) ? ini : (tgt->bad == 1) ? tgt : NULL;
+    if (bad_rep != NULL) {
+        snprintf(why, sizeof(why), "phase B: %s%s", ini->pack_failed ?
+                 "(UCP 1.13.1's eager pack) " : "silent corruption: ",
+                 bad_rep->why);
+        failed = !ini->pack_failed;
+        known |= ini->pack_failed;
+    } else if ((ini->status == UCS_ERR_TIMED_OUT) ||
+               (tgt->status == UCS_ERR_TIMED_OUT)) {
+        snprintf(why, sizeof(why), "phase B: %s", (ini->status ==
+                 UCS_ERR_TIMED_OUT) ? ini->why : tgt->why);
+        failed = 1;
+    }
+    if (failed) {
+        goto out;
+    }
+    if ((b_status != UCS_OK) || b_mine.ep_failed || b_peer.ep_failed) {
+        ep_disconnect();
+        ctl_sync(30);
+        ep_connect();
+        ctl_sync(31);
+    }
+    host = host_pingpong(2);
+    ctl_sync(32);
+    if (host != UCS_OK) {
+        snprintf(why, sizeof(why), "host memory after the fault: %s",
+                 ucs_status_string(host));
+        failed = 1;
+    }
+
+    /* C: cleanup and accounting */
+    ep_disconnect();
+    ep_close(self_ep, 0);
+    ctl_sync(40);
+    unmap = ucp_mem_unmap(context, memh);
+    ucp_worker_destroy(worker);
+    worker = NULL;
+    ucp_cleanup(context);
+    stats_str(after, sizeof(after));
+    fds_after = fd_count();
+    ctl_sync(41);
+
+out:
+    ctl_write(&fired, sizeof(fired));
+    ctl_read(&peer_fired, sizeof(peer_fired));
+    fds_delta = failed ? 0 : (fds_after - fds_before);
+    ctl_write(&fds_delta, sizeof(fds_delta));
+    ctl_read(&peer_fds_delta, sizeof(peer_fds_delta));
+    if (!failed) {
+        /* ucp_cleanup released the device: nothing of it may remain (a
+         * device the fault left in reset completes its reset then) */
+        gaudi_emu_stats_t s;
+
+        emu_get_stats(&s);
+        if (s.contexts || s.dram_maps || s.host_maps || s.import_maps ||
+            s.cb_maps || s.exports || s.pinned_bytes ||
+            (fds_after != fds_before)) {
+            snprintf(why, sizeof(why), "%s: leak after ucp_cleanup "
+                     "(ucp_mem_unmap: %s): %s, fds %d -> %d (before the "
+                     "traffic: %s)", role, ucs_status_string(unmap), after,
+                     fds_before, fds_after, before);
+            failed = 1;
+        }
+    }
+    ctl_write(&failed, sizeof(failed));
+    ctl_write(why, sizeof(why));
+    if (is_initiator) {
+        int peer_failed;
+        char peer_why[1024];
+
+        ctl_read(&peer_failed, sizeof(peer_failed));
+        ctl_read(peer_why, sizeof(peer_why));
+        if (!failed && peer_failed) {
+            failed = 1;
+            memcpy(why, peer_why, sizeof(why));
+        }
+        printf("CELL op=%s size=%zu side=%s mode=%s fault=%s fired=%llu "
+               "fds=%+d/%+d a=%s b=%s outcome=%s%s%s\n", op_names[opts.op],
+               opts.size, opts.fault_target ? "target" : "initiator",
+               opts.peer_mode ? "peer" : "none", opts.fault,
+               (unsigned long long)(is_faulted ? fired : peer_fired),
+               fds_delta, peer_fds_delta,
+               failed ? "-" : ucs_status_string(a_status),
+               failed ? "-" : ucs_status_string(b_status),
+               failed ? "FAIL" : known ? "known" :
+               (a_status == UCS_OK) ? "ok" : "error",
+               (failed || known) ? " " : "", (failed || known) ? why : "");
+    } else {
+        int dummy;
+        char dummy_why[1024];
+
+        ctl_read(&dummy, sizeof(dummy));
+        ctl_read(dummy_why, sizeof(dummy_why));
+    }
+    fflush(stdout);
+    return failed;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: gaudi_fault_ucp -o tag|put|get|am -s SIZE "
+            "-f FAULT|none -w initiator|target [-e none|peer] [-t TIMEOUT]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    int c, sv[2], status, rc, i;
+    pid_t child;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    while ((c = getopt(argc, argv, "o:s:f:w:e:t:")) != -1) {
+        switch (c) {
+        case 'o':
+            for (i = 0; (i < OP_LAST) && strcmp(optarg, op_names[i]); ++i) {
+            }
+            opts.op = (op_t)i;
+            break;
+        case 's': opts.size    = strtoull(optarg, NULL, 0); break;
+        case 'f': opts.fault   = optarg; break;
+        case 't': opts.timeout = atoi(optarg); break;
+        case 'w':
+            opts.fault_target = !strcmp(optarg, "target");
+            if (!opts.fault_target && strcmp(optarg, "initiator")) {
+                usage();
+            }
+            break;
+        case 'e':
+            opts.peer_mode = !strcmp(optarg, "peer");
+            if (!opts.peer_mode && strcmp(optarg, "none")) {
+                usage();
+            }
+            break;
+        default:
+            usage();
+        }
+    }
+    if ((opts.op == OP_LAST) || (opts.size == 0) || (opts.fault == NULL) ||
+        (opts.timeout < 4) || (optind != argc)) {
+        usage();
+    }
+
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair: %m");
+    signal(SIGALRM, alarm_handler);
+    child = fork();
+    CHECK(child >= 0, "fork: %m");
+    is_initiator = (child != 0);
+    role         = is_initiator ? "initiator" : "target";
+    is_faulted   = strcmp(opts.fault, "none") &&
+                   (is_initiator != opts.fault_target);
+    if (!strcmp(opts.fault, "none")) {
+        opts.fault = "none";
+    }
+    ctl_fd = is_initiator ? sv[0] : sv[1];
+    close(is_initiator ? sv[1] : sv[0]);
+    alarm(opts.timeout);
+    if (!is_initiator) {
+        /* never outlive the initiator: a stuck target would hold its
+         * device for the next cell */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1) {
+            _exit(1);
+        }
+        _exit(run());
+    }
+
+    rc = run();
+    if (waitpid(child, &status, 0) != child) {
+        printf("CELL FAIL: waitpid: %s\n", strerror(errno));
+        return 1;
+    }
+    if (!WIFEXITED(status) || (WEXITSTATUS(status) > 1)) {
+        printf("CELL FAIL: the target process %s %d\n",
+               WIFEXITED(status) ? "exited with" : "was killed by signal",
+               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        return 1;
+    }
+    return rc;
+}
