@@ -106,7 +106,8 @@ cat > "$asan/no_leak_check.c" <<'EOF_C'
 const char *__asan_default_options(void) { return "detect_leaks=0"; }
 EOF_C
 progs="test/unit/gaudi_unit test/unit/emu_unit test/ipc/gaudi_ipc_mp_test
-       test/fuzz/gaudi_fuzz test/e2e/gaudi_ucp_demo test/e2e/gaudi_ipc_ucp"
+       test/fuzz/gaudi_fuzz test/e2e/gaudi_ucp_demo test/e2e/gaudi_ipc_ucp
+       test/e2e/gaudi_fault_ucp"
 command -v mpicc > /dev/null && progs="$progs test/mpi/gaudi_mpi_xfer"
 make --no-print-directory -j"$jobs" \
     MPICC="mpicc $cflags $asan/no_leak_check.c" $progs \

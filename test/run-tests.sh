@@ -126,7 +126,8 @@ run_gtest ucx-ucp-gaudi $(emu_env 1) UCX_HANDLE_ERRORS=none -- \
 for t in "$here"/test/e2e/*.sh; do
     [ -f "$t" ] || continue
     run_script "e2e-$(basename "$t" .sh)" env PREFIX="$PREFIX" DEMO="$DEMO" \
-        IPC_UCP="${IPC_UCP:-}" MPI_XFER="${MPI_XFER:-}" bash "$t"
+        IPC_UCP="${IPC_UCP:-}" FAULT_UCP="${FAULT_UCP:-}" \
+        MPI_XFER="${MPI_XFER:-}" bash "$t"
 done
 
 [ "${#skipped[@]}" -eq 0 ] ||

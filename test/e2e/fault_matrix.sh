@@ -94,7 +94,7 @@ summarize() {
     function code(a, b, o, fired) {
         if (o == "FAIL") return "FAIL"
         if (o == "known") return "K"
-        if (o == "ok") return (fired == "0") ? "n/r" : "ok"
+        if (o == "ok") return (fired == "0" && f["fault"] != "none") ? "n/r" : "ok"
         return (b == "Success") ? "E>ok" : "E>E"
     }
     {

@@ -82,7 +82,9 @@ static struct {
     int        fault_target; /* the target process is faulted */
     int        peer_mode;
     unsigned   timeout;
-} opts = {.op = OP_LAST, .timeout = 60};
+    uint64_t   seed;         /* -r: soak with this seed */
+    unsigned   duration;     /* -d: soak seconds */
+} opts = {.op = OP_LAST, .timeout = 60, .duration = 60};
 
 /* what a side reports to the other after a phase */
 typedef struct {
@@ -94,14 +96,23 @@ typedef struct {
 } report_t;
 
 static const char     *role;
-static int            is_initiator, is_faulted, ctl_fd = -1;
+static int            is_parent, is_initiator, is_faulted, ctl_fd = -1;
 static ucp_context_h  context;
 static ucp_worker_h   worker;
 static ucp_ep_h       ep, self_ep;
-static ucp_mem_h      memh;
-static ucp_rkey_h     rkey;
-static char           *dev_buf, *host_buf, *host_chk;
-static uint64_t       peer_buf;
+static ucp_mem_h      memh, hmemh;     /* Gaudi and host buffer */
+static ucp_rkey_h     rkey, hrkey;     /* the peer's */
+static char           *dev_buf, *hst_buf, *host_buf, *host_chk;
+static uint64_t       peer_buf, peer_hbuf;
+static size_t         buf_size;        /* of each buffer */
+
+/* The transfer being run: the operation, its size, and whether the
+ * initiator's and the target's buffer is Gaudi memory (else host) */
+static struct {
+    op_t   op;
+    size_t size;
+    int    ini_dev, tgt_dev;
+} cur;
 static void           *peer_addr;
 static int            ep_failed;
 static gaudi_emu_get_stats_func_t emu_get_stats;
@@ -403,27 +414,37 @@ static void ep_disconnect(void)
 {
     if (rkey != NULL) {
         ucp_rkey_destroy(rkey);
-        rkey = NULL;
+        ucp_rkey_destroy(hrkey);
+        rkey = hrkey = NULL;
     }
     ep_close(ep, opts.peer_mode);
     ep = NULL;
 }
 
-static void rkey_exchange(void)
+static ucp_rkey_h rkey_swap(ucp_mem_h mh)
 {
     void *buf, *peer_rkey;
+    ucp_rkey_h rk;
     size_t len;
     ucs_status_t status;
 
-    status = ucp_rkey_pack(context, memh, &buf, &len);
+    status = ucp_rkey_pack(context, mh, &buf, &len);
     CHECK(status == UCS_OK, "ucp_rkey_pack: %s", ucs_status_string(status));
     ctl_send_blob(buf, len);
     ucp_rkey_buffer_release(buf);
     peer_rkey = ctl_recv_blob();
-    status    = ucp_ep_rkey_unpack(ep, peer_rkey, &rkey);
+    status    = ucp_ep_rkey_unpack(ep, peer_rkey, &rk);
     CHECK(status == UCS_OK, "ucp_ep_rkey_unpack: %s",
           ucs_status_string(status));
     free(peer_rkey);
+    return rk;
+}
+
+/* The peer's remote keys of its Gaudi and its host buffer */
+static void rkey_exchange(void)
+{
+    rkey  = rkey_swap(memh);
+    hrkey = rkey_swap(hmemh);
 }
 
 /* A host-memory tag message each way over the current endpoint: the
@@ -474,9 +495,9 @@ static ucs_status_t self_copy(void *dst, const void *src)
     void *sreq, *rreq;
     double deadline;
 
-    rreq     = ucp_tag_recv_nbx(worker, dst, opts.size, TAG_SELF + sn,
+    rreq     = ucp_tag_recv_nbx(worker, dst, cur.size, TAG_SELF + sn,
                                 (ucp_tag_t)-1, &param);
-    sreq     = ucp_tag_send_nbx(self_ep, src, opts.size, TAG_SELF + sn,
+    sreq     = ucp_tag_send_nbx(self_ep, src, cur.size, TAG_SELF + sn,
                                 &param);
     ++sn;
     deadline = op_deadline();
@@ -487,14 +508,25 @@ static ucs_status_t self_copy(void *dst, const void *src)
     return (status != UCS_OK) ? status : rstatus;
 }
 
+static int local_is_dev(void)
+{
+    return is_initiator ? cur.ini_dev : cur.tgt_dev;
+}
+
+static char *local_buf(void)
+{
+    return local_is_dev() ? dev_buf : hst_buf;
+}
+
 static ucs_status_t dev_fill(uint32_t seed)
 {
+    char *dst = local_is_dev() ? host_buf : hst_buf;
     size_t i;
 
-    for (i = 0; i < opts.size; ++i) {
-        host_buf[i] = pattern(i, seed);
+    for (i = 0; i < cur.size; ++i) {
+        dst[i] = pattern(i, seed);
     }
-    return self_copy(dev_buf, host_buf);
+    return local_is_dev() ? self_copy(dev_buf, host_buf) : UCS_OK;
 }
 
 /* 0 right, 1 wrong, 2 could not read it back */
@@ -502,14 +534,17 @@ static int dev_check(uint32_t seed, char *why, size_t max)
 {
     size_t i;
 
-    if (self_copy(host_chk, dev_buf) != UCS_OK) {
+    const char *data = local_is_dev() ? host_chk : hst_buf;
+
+    if (local_is_dev() && (self_copy(host_chk, dev_buf) != UCS_OK)) {
         snprintf(why, max, "cannot read the data back (device failed)");
         return 2;
     }
-    for (i = 0; i < opts.size; ++i) {
-        if ((uint8_t)host_chk[i] != pattern(i, seed)) {
-            snprintf(why, max, "byte %zu of %zu is 0x%02x, not 0x%02x", i,
-                     opts.size, (uint8_t)host_chk[i], pattern(i, seed));
+    for (i = 0; i < cur.size; ++i) {
+        if ((uint8_t)data[i] != pattern(i, seed)) {
+            snprintf(why, max, "byte %zu of %zu (%s memory) is 0x%02x, not "
+                     "0x%02x", i, cur.size, local_is_dev() ? "Gaudi" : "host",
+                     (uint8_t)data[i], pattern(i, seed));
             return 1;
         }
     }
@@ -520,29 +555,32 @@ static int dev_check(uint32_t seed, char *why, size_t max)
 static ucs_status_t op_initiate(double deadline)
 {
     ucp_request_param_t param = {.op_attr_mask = 0};
-    uint64_t hdr              = opts.size;
+    uint64_t hdr              = cur.size;
+    uint64_t remote           = cur.tgt_dev ? peer_buf : peer_hbuf;
+    ucp_rkey_h rk             = cur.tgt_dev ? rkey : hrkey;
+    char *buf                 = local_buf();
     ucs_status_t status;
     void *req;
 
-    switch (opts.op) {
+    switch (cur.op) {
     case OP_TAG:
-        req = ucp_tag_send_nbx(ep, dev_buf, opts.size, TAG_OP, &param);
+        req = ucp_tag_send_nbx(ep, buf, cur.size, TAG_OP, &param);
         break;
     case OP_PUT:
-        req = ucp_put_nbx(ep, dev_buf, opts.size, peer_buf, rkey, &param);
+        req = ucp_put_nbx(ep, buf, cur.size, remote, rk, &param);
         break;
     case OP_GET:
-        req = ucp_get_nbx(ep, dev_buf, opts.size, peer_buf, rkey, &param);
+        req = ucp_get_nbx(ep, buf, cur.size, remote, rk, &param);
         break;
     default:
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         param.flags        = UCP_AM_SEND_FLAG_RNDV;
-        req = ucp_am_send_nbx(ep, AM_ID, &hdr, sizeof(hdr), dev_buf,
-                              opts.size, &param);
+        req = ucp_am_send_nbx(ep, AM_ID, &hdr, sizeof(hdr), buf, cur.size,
+                              &param);
         break;
     }
     status = req_wait(&req, deadline);
-    if ((status == UCS_OK) && (opts.op != OP_TAG) && (opts.op != OP_AM)) {
+    if ((status == UCS_OK) && (cur.op != OP_TAG) && (cur.op != OP_AM)) {
         param.op_attr_mask = 0;
         req    = ucp_ep_flush_nbx(ep, &param);
         status = req_wait(&req, deadline);
@@ -558,14 +596,14 @@ static ucs_status_t op_target(void *rreq, double deadline)
     double ended              = 0;
     ucs_status_t status;
 
-    if ((opts.op == OP_PUT) || (opts.op == OP_GET)) {
+    if ((cur.op == OP_PUT) || (cur.op == OP_GET)) {
         return UCS_OK; /* one-sided: nothing to wait for */
     }
     for (;;) {
-        if ((opts.op == OP_AM) && am.arrived && (am.desc != NULL) &&
+        if ((cur.op == OP_AM) && am.arrived && (am.desc != NULL) &&
             (rreq == NULL)) {
-            rreq    = ucp_am_recv_data_nbx(worker, am.desc, dev_buf,
-                                           opts.size, &param);
+            rreq    = ucp_am_recv_data_nbx(worker, am.desc, local_buf(),
+                                           cur.size, &param);
             am.desc = NULL;
             if ((rreq == NULL) || UCS_PTR_IS_ERR(rreq)) {
                 return (rreq == NULL) ? UCS_OK : UCS_PTR_STATUS(rreq);
@@ -607,7 +645,7 @@ static void phase(uint32_t seed, int fault, report_t *mine, report_t *peer)
 {
     ucp_request_param_t param = {.op_attr_mask = 0};
     gaudi_emu_stats_t stats;
-    int receives_data = (is_initiator == (opts.op == OP_GET));
+    int receives_data = (is_initiator == (cur.op == OP_GET));
     ucs_status_t status, fill;
     double deadline;
     void *rreq = NULL;
@@ -622,8 +660,8 @@ static void phase(uint32_t seed, int fault, report_t *mine, report_t *peer)
     fill = dev_fill(receives_data ? ~seed : seed);
     CHECK((fill == UCS_OK) || !fault, "filling the buffer: %s",
           ucs_status_string(fill));
-    if (!is_initiator && (opts.op == OP_TAG)) {
-        rreq = ucp_tag_recv_nbx(worker, dev_buf, opts.size, TAG_OP,
+    if (!is_initiator && (cur.op == OP_TAG)) {
+        rreq = ucp_tag_recv_nbx(worker, local_buf(), cur.size, TAG_OP,
                                 (ucp_tag_t)-1, &param);
     }
     if (fault && is_faulted && (emu_set_faults(opts.fault) != 0)) {
@@ -653,7 +691,7 @@ static void phase(uint32_t seed, int fault, report_t *mine, report_t *peer)
     mine->status = (status == UCS_ERR_CANCELED) ? UCS_OK : status;
     if (status == UCS_ERR_TIMED_OUT) {
         snprintf(mine->why, sizeof(mine->why), "%s: %s did not complete in "
-                 "%.0f s (hang)", role, op_names[opts.op],
+                 "%.0f s (hang)", role, op_names[cur.op],
                  opts.timeout / 4.0);
     }
     if (status == UCS_ERR_CANCELED) {
@@ -690,7 +728,7 @@ static void setup(void)
         .field_mask  = UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                        UCP_MEM_MAP_PARAM_FIELD_FLAGS |
                        UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE,
-        .length      = opts.size,
+        .length      = buf_size,
         .flags       = UCP_MEM_MAP_ALLOCATE,
         .memory_type = UCS_MEMORY_TYPE_GAUDI
     };
@@ -715,6 +753,12 @@ static void setup(void)
           ucs_status_string(status));
     CHECK(ucp_mem_query(memh, &mattr) == UCS_OK, "ucp_mem_query failed");
     dev_buf = mattr.address;
+    mparams.memory_type = UCS_MEMORY_TYPE_HOST;
+    status = ucp_mem_map(context, &mparams, &hmemh);
+    CHECK(status == UCS_OK, "ucp_mem_map(host): %s",
+          ucs_status_string(status));
+    CHECK(ucp_mem_query(hmemh, &mattr) == UCS_OK, "ucp_mem_query failed");
+    hst_buf = mattr.address;
 
     emu_get_stats  = (gaudi_emu_get_stats_func_t)lib_symbol(
             "libgaudi_emu.so", GAUDI_EMU_STATS_SYMBOL);
@@ -733,8 +777,12 @@ static void setup(void)
     ucp_worker_release_address(worker, address);
     va = (uintptr_t)dev_buf;
     ctl_write(&va, sizeof(va));
+    va = (uintptr_t)hst_buf;
+    ctl_write(&va, sizeof(va));
+    free(peer_addr);
     peer_addr = ctl_recv_blob();
     ctl_read(&peer_buf, sizeof(peer_buf));
+    ctl_read(&peer_hbuf, sizeof(peer_hbuf));
     ep_connect();
     rkey_exchange();
     /* wireup both ways before the measured phase */
@@ -753,23 +801,58 @@ static void stats_str(char *buf, size_t max)
              (unsigned long long)s.pinned_bytes);
 }
 
+/* Close everything of UCP; returns ucp_mem_unmap's status */
+static ucs_status_t teardown(void)
+{
+    ucs_status_t unmap, hunmap;
+
+    ep_disconnect();
+    ep_close(self_ep, 0);
+    ctl_sync(40);
+    unmap  = ucp_mem_unmap(context, memh);
+    hunmap = ucp_mem_unmap(context, hmemh);
+    ucp_worker_destroy(worker);
+    worker = NULL;
+    ucp_cleanup(context);
+    ctl_sync(41);
+    return (unmap != UCS_OK) ? unmap : hunmap;
+}
+
+/* After ucp_cleanup nothing of the device may remain (a device the fault
+ * left in reset completes its reset then), nor an fd; 1 and @a why if
+ * something did */
+static int leak_check(int fds_before, ucs_status_t unmap, char *why,
+                      size_t max)
+{
+    char after[200];
+    gaudi_emu_stats_t s;
+    int fds_after = fd_count();
+
+    emu_get_stats(&s);
+    if (!s.contexts && !s.dram_maps && !s.host_maps && !s.import_maps &&
+        !s.cb_maps && !s.exports && !s.pinned_bytes &&
+        (fds_after == fds_before)) {
+        return 0;
+    }
+    stats_str(after, sizeof(after));
+    snprintf(why, max, "%s: leak after ucp_cleanup (ucp_mem_unmap: %s): %s, "
+             "fds %d -> %d", role, ucs_status_string(unmap), after,
+             fds_before, fds_after);
+    return 1;
+}
+
 static int run(void)
 {
     report_t a_mine, a_peer, b_mine, b_peer;
     ucs_status_t a_status, b_status = UCS_OK, host, unmap = UCS_OK;
-    char before[200], after[200], why[1024] = "";
+    char why[1024] = "";
     uint64_t peer_fired;
     int32_t fds_delta, peer_fds_delta;
     int fds_before, fds_after = 0, failed = 0, known;
     report_t *ini, *tgt, *bad_rep;
 
-    ucs_log_push_handler(log_handler);
-    host_buf = malloc(opts.size);
-    host_chk = malloc(opts.size);
-    CHECK((host_buf != NULL) && (host_chk != NULL), "out of memory");
     fds_before = fd_count();
     setup();
-    stats_str(before, sizeof(before));
 
     /* A: the operation under the fault */
     phase(0x1234, 1, &a_mine, &a_peer);
@@ -841,16 +924,9 @@ static int run(void)
     }
 
     /* C: cleanup and accounting */
-    ep_disconnect();
-    ep_close(self_ep, 0);
-    ctl_sync(40);
-    unmap = ucp_mem_unmap(context, memh);
-    ucp_worker_destroy(worker);
-    worker = NULL;
-    ucp_cleanup(context);
-    stats_str(after, sizeof(after));
+    unmap     = teardown();
     fds_after = fd_count();
-    ctl_sync(41);
+    failed    = leak_check(fds_before, unmap, why, sizeof(why));
 
 out:
     ctl_write(&fired, sizeof(fired));
@@ -858,22 +934,6 @@ out:
     fds_delta = failed ? 0 : (fds_after - fds_before);
     ctl_write(&fds_delta, sizeof(fds_delta));
     ctl_read(&peer_fds_delta, sizeof(peer_fds_delta));
-    if (!failed) {
-        /* ucp_cleanup released the device: nothing of it may remain (a
-         * device the fault left in reset completes its reset then) */
-        gaudi_emu_stats_t s;
-
-        emu_get_stats(&s);
-        if (s.contexts || s.dram_maps || s.host_maps || s.import_maps ||
-            s.cb_maps || s.exports || s.pinned_bytes ||
-            (fds_after != fds_before)) {
-            snprintf(why, sizeof(why), "%s: leak after ucp_cleanup "
-                     "(ucp_mem_unmap: %s): %s, fds %d -> %d (before the "
-                     "traffic: %s)", role, ucs_status_string(unmap), after,
-                     fds_before, fds_after, before);
-            failed = 1;
-        }
-    }
     ctl_write(&failed, sizeof(failed));
     ctl_write(why, sizeof(why));
     if (is_initiator) {
@@ -908,10 +968,160 @@ out:
     return failed;
 }
 
+/* ---- soak: seeded random traffic with random faults -------------------- */
+
+/* Faults the soak draws from (with "none" three times as likely as each) */
+static const char *soak_faults[] = {
+    "fail:cs:1:EAGAIN", "fail:cs:1+:EIO", "fail:wait_cs:1:EINTR",
+    "fail:wait_cs:1+:EIO", "fail:memory:1+:ENOMEM", "cs_timeout:1",
+    "cs_abort:1", "reset:1", "cs_timeout:3", "reset:5"
+};
+
+static uint64_t soak_rand(uint64_t *state)
+{
+    /* xorshift64*: both processes draw the same sequence from the seed */
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * 2685821657736338717ull;
+}
+
+#define SOAK_MAX_SIZE (16ul << 20)
+
+static int soak(void)
+{
+    uint64_t rng = opts.seed ? opts.seed : 1;
+    unsigned iters = 0, n_ok = 0, n_err = 0, n_known = 0, n_recover = 0;
+    unsigned n_faulted = 0, n_dev = 0;
+    report_t mine, peer, *ini, *tgt;
+    char why[1024] = "";
+    double end = now_sec() + opts.duration;
+    int fds_before, failed = 0, nf, pick, bits;
+    ucs_status_t unmap;
+    int32_t go;
+
+    fds_before = fd_count();
+    setup();
+    for (;;) {
+        /* the parent keeps the time; the child follows */
+        go = is_parent ? (now_sec() < end) : 0;
+        if (is_parent) {
+            ctl_write(&go, sizeof(go));
+        } else {
+            ctl_read(&go, sizeof(go));
+        }
+        if (!go) {
+            break;
+        }
+
+        /* 1 B .. 16 MiB, log-uniform; host or Gaudi memory at each end */
+        bits         = soak_rand(&rng) % 25;
+        cur.op       = (op_t)(soak_rand(&rng) % OP_LAST);
+        cur.size     = ((size_t)1 << bits) +
+                       (soak_rand(&rng) % ((size_t)1 << bits));
+        cur.size     = (cur.size > SOAK_MAX_SIZE) ? SOAK_MAX_SIZE : cur.size;
+        cur.ini_dev  = soak_rand(&rng) & 1;
+        cur.tgt_dev  = soak_rand(&rng) & 1;
+        is_initiator = is_parent == (int)(soak_rand(&rng) & 1);
+        nf           = sizeof(soak_faults) / sizeof(soak_faults[0]);
+        pick         = soak_rand(&rng) % (nf * 4);
+        opts.fault   = (pick < nf) ? soak_faults[pick] : "none";
+        is_faulted   = (pick < nf) &&
+                       ((int)(soak_rand(&rng) & 1) == is_initiator);
+        role         = is_initiator ? "initiator" : "target";
+        n_faulted   += (pick < nf);
+        n_dev       += cur.ini_dev || cur.tgt_dev;
+
+        if (is_parent && getenv("FAULT_UCP_TRACE")) {
+            printf("iteration %u: %s %zu B %s %s -> %s, fault %s in the %s\n",
+                   iters + 1, op_names[cur.op], cur.size,
+                   is_initiator ? "parent" : "child",
+                   cur.ini_dev ? "gaudi" : "host",
+                   cur.tgt_dev ? "gaudi" : "host", opts.fault,
+                   (is_faulted == is_initiator) ? "initiator" : "target");
+        }
+        phase(0x9e3779b9u * (++iters), pick < nf, &mine, &peer);
+        ini = is_initiator ? &mine : &peer;
+        tgt = is_initiator ? &peer : &mine;
+        if ((ini->bad == 1) || (tgt->bad == 1)) {
+            if (!ini->pack_failed) {
+                snprintf(why, sizeof(why), "iteration %u (%s %zu B, %s -> "
+                         "%s, fault %s): silent corruption: %s", iters,
+                         op_names[cur.op], cur.size,
+                         cur.ini_dev ? "gaudi" : "host",
+                         cur.tgt_dev ? "gaudi" : "host", opts.fault,
+                         (ini->bad == 1) ? ini->why : tgt->why);
+                failed = 1;
+                break;
+            }
+            ++n_known;
+        } else if ((ini->status == UCS_ERR_TIMED_OUT) ||
+                   (tgt->status == UCS_ERR_TIMED_OUT)) {
+            snprintf(why, sizeof(why), "iteration %u (%s %zu B, fault %s): "
+                     "%s", iters, op_names[cur.op], cur.size, opts.fault,
+                     (ini->status == UCS_ERR_TIMED_OUT) ? ini->why :
+                     tgt->why);
+            failed = 1;
+            break;
+        } else if ((ini->status == UCS_OK) && (tgt->status == UCS_OK) &&
+                   !ini->ep_failed && !tgt->ep_failed) {
+            ++n_ok;
+            continue;
+        } else {
+            ++n_err;
+        }
+
+        /* an error: the application starts over (the device of a process
+         * whose context closes completes its reset) and must have leaked
+         * nothing */
+        ++n_recover;
+        unmap = teardown();
+        if (leak_check(fds_before, unmap, why, sizeof(why))) {
+            failed = 1;
+            break;
+        }
+        setup();
+    }
+    if (!failed) {
+        unmap  = teardown();
+        failed = leak_check(fds_before, unmap, why, sizeof(why));
+    }
+
+    /* both verdicts to the parent, which prints them */
+    ctl_write(&failed, sizeof(failed));
+    ctl_write(why, sizeof(why));
+    if (is_parent) {
+        int peer_failed;
+        char peer_why[1024];
+
+        ctl_read(&peer_failed, sizeof(peer_failed));
+        ctl_read(peer_why, sizeof(peer_why));
+        if (!failed && peer_failed) {
+            failed = 1;
+            memcpy(why, peer_why, sizeof(why));
+        }
+        printf("SOAK seed=%llu seconds=%u iterations=%u ok=%u error=%u "
+               "known=%u faulted=%u with_gaudi=%u restarts=%u outcome=%s%s%s\n",
+               (unsigned long long)opts.seed - 1, opts.duration, iters, n_ok,
+               n_err, n_known, n_faulted, n_dev, n_recover,
+               failed ? "FAIL" : "ok", failed ? " " : "", failed ? why : "");
+    } else {
+        int dummy;
+        char dummy_why[1024];
+
+        ctl_read(&dummy, sizeof(dummy));
+        ctl_read(dummy_why, sizeof(dummy_why));
+    }
+    fflush(stdout);
+    return failed;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: gaudi_fault_ucp -o tag|put|get|am -s SIZE "
-            "-f FAULT|none -w initiator|target [-e none|peer] [-t TIMEOUT]\n");
+            "-f FAULT|none -w initiator|target [-e none|peer] [-t TIMEOUT]\n"
+            "       gaudi_fault_ucp -r SEED [-d SECONDS] [-e none|peer] "
+            "[-t TIMEOUT]    (soak)\n");
     exit(2);
 }
 
@@ -921,8 +1131,10 @@ int main(int argc, char **argv)
     pid_t child;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    while ((c = getopt(argc, argv, "o:s:f:w:e:t:")) != -1) {
+    while ((c = getopt(argc, argv, "o:s:f:w:e:t:r:d:")) != -1) {
         switch (c) {
+        case 'r': opts.seed     = strtoull(optarg, NULL, 0) + 1; break;
+        case 'd': opts.duration = atoi(optarg); break;
         case 'o':
             for (i = 0; (i < OP_LAST) && strcmp(optarg, op_names[i]); ++i) {
             }
@@ -947,16 +1159,32 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if ((opts.op == OP_LAST) || (opts.size == 0) || (opts.fault == NULL) ||
+    if (((opts.seed == 0) && ((opts.op == OP_LAST) || (opts.size == 0) ||
+                              (opts.fault == NULL))) ||
         (opts.timeout < 4) || (optind != argc)) {
         usage();
+    }
+
+    /* a cell moves one operation of one size between Gaudi buffers; the
+     * soak any size up to 16 MiB between any buffers */
+    buf_size     = opts.seed ? SOAK_MAX_SIZE : opts.size;
+    cur.op       = opts.op;
+    cur.size     = opts.size;
+    cur.ini_dev  = cur.tgt_dev = 1;
+    host_buf     = malloc(buf_size);
+    host_chk     = malloc(buf_size);
+    CHECK((host_buf != NULL) && (host_chk != NULL), "out of memory");
+    ucs_log_push_handler(log_handler);
+    if (opts.seed) {
+        opts.fault = "none";
     }
 
     CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair: %m");
     signal(SIGALRM, alarm_handler);
     child = fork();
     CHECK(child >= 0, "fork: %m");
-    is_initiator = (child != 0);
+    is_parent    = (child != 0);
+    is_initiator = is_parent;
     role         = is_initiator ? "initiator" : "target";
     is_faulted   = strcmp(opts.fault, "none") &&
                    (is_initiator != opts.fault_target);
@@ -965,18 +1193,18 @@ int main(int argc, char **argv)
     }
     ctl_fd = is_initiator ? sv[0] : sv[1];
     close(is_initiator ? sv[1] : sv[0]);
-    alarm(opts.timeout);
-    if (!is_initiator) {
+    alarm(opts.seed ? (opts.duration + opts.timeout) : opts.timeout);
+    if (!is_parent) {
         /* never outlive the initiator: a stuck target would hold its
          * device for the next cell */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() == 1) {
             _exit(1);
         }
-        _exit(run());
+        _exit(opts.seed ? soak() : run());
     }
 
-    rc = run();
+    rc = opts.seed ? soak() : run();
     if (waitpid(child, &status, 0) != child) {
         printf("CELL FAIL: waitpid: %s\n", strerror(errno));
         return 1;
