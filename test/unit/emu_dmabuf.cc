@@ -150,6 +150,46 @@ TEST_F(emu_dmabuf, import_needs_oot) {
     EXPECT_EQ(0, unmap(m_fd, va));
 }
 
+static unsigned kernel_log_errors()
+{
+    gaudi_emu_stats_t stats;
+
+    EXPECT_EQ(0, gaudi_emu_get_stats(&stats));
+    return stats.kernel_log_errors;
+}
+
+/* Every op 99 costs a kernel-log error line where it fails: upstream does
+ * not know the op, the out-of-tree driver logs the fd it cannot use */
+TEST_F(emu_dmabuf, import_failure_logged_upstream) {
+    open_ok();
+
+    uint64_t iva;
+    unsigned before = kernel_log_errors();
+    EXPECT_EQ(EINVAL, import_fd(m_fd, -1, 4096, &iva));
+    EXPECT_EQ(before + 1, kernel_log_errors());
+}
+
+TEST_F(emu_dmabuf, import_failure_logged_oot) {
+    m_cfg.oot_import = 1;
+    open_ok();
+
+    uint64_t h, va, iva;
+    int fd;
+    ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
+    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_EQ(0, export_fd(va, 2 << 20, 0, &fd));
+
+    unsigned before = kernel_log_errors();
+    EXPECT_EQ(EBADF, import_fd(m_fd, -1, 4096, &iva));
+    EXPECT_EQ(before + 1, kernel_log_errors());
+    EXPECT_EQ(0, import_fd(m_fd, fd, 4096, &iva));          /* quiet */
+    EXPECT_EQ(before + 1, kernel_log_errors());
+    EXPECT_EQ(0, unmap(m_fd, iva));
+
+    close(fd);
+    EXPECT_EQ(0, unmap(m_fd, va));
+}
+
 TEST_F(emu_dmabuf, import_between_processes) {
     m_cfg.oot_import = 1;
     open_ok();

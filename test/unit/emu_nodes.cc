@@ -202,6 +202,77 @@ TEST_P(emu_nodes, ioctl_codes) {
     EXPECT_EQ(0, m_ops->close(fd));
 }
 
+static unsigned kernel_log_errors()
+{
+    gaudi_emu_stats_t stats;
+
+    EXPECT_EQ(0, gaudi_emu_get_stats(&stats));
+    return stats.kernel_log_errors;
+}
+
+/* A code the node does not serve: the 'H' drivers log "invalid ioctl" at
+ * error level, the DRM generation only at debug level */
+TEST_P(emu_nodes, invalid_ioctl_logged) {
+    unsigned per_call = (m_cfg.abi == UCT_GAUDI_ABI_DRM) ? 0 : 1;
+    struct hl_info_device_status st;
+    struct hl_info_args args;
+    union hl_cb_args cbargs;
+    unsigned before;
+
+    init_ok();
+    int fd  = open_node(0, false);
+    int cfd = open_node(0, true);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    ASSERT_GE(cfd, 0) << strerror(errno);
+
+    memset(&args, 0, sizeof(args));
+    args.return_pointer = (uintptr_t)&st;
+    args.return_size    = sizeof(st);
+    args.op             = HL_INFO_DEVICE_STATUS;
+    before              = kernel_log_errors();
+    EXPECT_EQ(0, m_ops->ioctl(cfd, code(UCT_GAUDI_IOC_INFO), &args));
+    EXPECT_EQ(before, kernel_log_errors());
+
+    for (int f : {fd, cfd}) {
+        EXPECT_EQ(-1, m_ops->ioctl(f, uct_gaudi_abi_ioctl_code(
+                                          other_abi(), UCT_GAUDI_IOC_INFO),
+                                   &args));
+        EXPECT_EQ(ENOTTY, errno);
+        EXPECT_EQ(before += per_call, kernel_log_errors());
+    }
+
+    /* the control node serves INFO only */
+    memset(&cbargs, 0, sizeof(cbargs));
+    cbargs.in.op = HL_CB_OP_INFO;
+    EXPECT_EQ(ENOTTY, ioctl_err(cfd, UCT_GAUDI_IOC_CB, &cbargs));
+    EXPECT_EQ(before + per_call, kernel_log_errors());
+
+    EXPECT_EQ(0, m_ops->close(cfd));
+    EXPECT_EQ(0, m_ops->close(fd));
+}
+
+/* The module's directory in every generation; a version file only where
+ * the out-of-tree driver is emulated (upstream sets no MODULE_VERSION) */
+TEST_P(emu_nodes, module_version) {
+    char buf[64];
+
+    init_ok();
+    EXPECT_TRUE(list("/sys").count("module"));
+    EXPECT_EQ(std::set<std::string>{"habanalabs"}, list("/sys/module"));
+    EXPECT_EQ(0, m_ops->exists(UCT_GAUDI_SYSFS_MODULE_DIR));
+    EXPECT_EQ(-1, m_ops->read_attr(UCT_GAUDI_SYSFS_MODULE_VERSION, buf,
+                                   sizeof(buf)));
+    EXPECT_EQ(ENOENT, errno);
+    EXPECT_TRUE(list(UCT_GAUDI_SYSFS_MODULE_DIR).empty());
+    gaudi_emu_fini();
+
+    m_cfg.oot_import = 1;
+    init_ok();
+    EXPECT_EQ("1.24.1-emulated\n", attr(UCT_GAUDI_SYSFS_MODULE_VERSION));
+    EXPECT_EQ(std::set<std::string>{"version"},
+              list(UCT_GAUDI_SYSFS_MODULE_DIR));
+}
+
 TEST_P(emu_nodes, fd_path) {
     init_ok();
 

@@ -562,6 +562,12 @@ struct uct_gaudi_mem_reg_dmabuf_in {
 #define UCT_GAUDI_SYSFS_TRANS_DIR      "/sys/class/accel/accel%d"
 #define UCT_GAUDI_SYSFS_MISC_DIR       "/sys/class/habanalabs/hl%d"
 
+/* The loaded module; "version" exists only if the module sets
+ * MODULE_VERSION, which Habana's out-of-tree package does and the kernel's
+ * own habanalabs does not */
+#define UCT_GAUDI_SYSFS_MODULE_DIR     "/sys/module/habanalabs"
+#define UCT_GAUDI_SYSFS_MODULE_VERSION UCT_GAUDI_SYSFS_MODULE_DIR "/version"
+
 
 /* PCI device ids (vendor 0x1da3) */
 #define UCT_GAUDI_PCI_VENDOR_ID        0x1da3

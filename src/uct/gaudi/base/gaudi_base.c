@@ -97,8 +97,9 @@ static ucs_config_field_t uct_gaudi_base_config_table[] = {
      UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_abi_names)},
 
     {"EMU_OOT_IMPORT", "y",
-     "Emulate the out-of-tree driver's DMA-BUF import (memory op 99), which\n"
-     "device-to-device IPC needs. 'n' emulates an upstream kernel.",
+     "Emulate Habana's out-of-tree driver: its module version in sysfs and,\n"
+     "in the drm generation, its DMA-BUF import (memory op 99), which\n"
+     "device-to-device IPC needs. 'n' emulates the upstream kernel's driver.",
      ucs_offsetof(uct_gaudi_base_config_t, emu_oot_import),
      UCS_CONFIG_TYPE_BOOL},
 

@@ -14,6 +14,7 @@
 #include "emu_fd.h"
 #include "emu_global.h"
 #include "emu_info.h"
+#include "emu_log.h"
 #include "emu_mem.h"
 #include "emu_wait.h"
 
@@ -65,6 +66,18 @@ static int emu_ioctl_dispatch(emu_ctx_t *ctx, uct_gaudi_ioc_t ioc,
     }
 }
 
+/* A request the node does not serve. The drivers of the 'H' codes (misc
+ * and transitional) write "invalid ioctl" to the kernel log at error level;
+ * the DRM generation's core and control node do so only at debug level */
+static int emu_ioctl_invalid(void)
+{
+    if (emu_g.cfg.abi != UCT_GAUDI_ABI_DRM) {
+        emu_log_kernel_error();
+    }
+
+    return -ENOTTY;
+}
+
 static int emu_ioctl_ctx(emu_ctx_t *ctx, unsigned long request, void *arg)
 {
     size_t size = _IOC_SIZE(request);
@@ -72,13 +85,12 @@ static int emu_ioctl_ctx(emu_ctx_t *ctx, unsigned long request, void *arg)
     uct_gaudi_ioc_t ioc;
     int ret;
 
-    ret = emu_ioctl_decode(request, &ioc);
-    if (ret != 0) {
-        return ret;
+    if (emu_ioctl_decode(request, &ioc) != 0) {
+        return emu_ioctl_invalid();
     }
 
     if (!ctx->compute && (ioc != UCT_GAUDI_IOC_INFO)) {
-        return -ENOTTY;         /* the control node serves INFO only */
+        return emu_ioctl_invalid(); /* the control node serves INFO only */
     }
 
     if (arg == NULL) {

@@ -10,6 +10,7 @@
 #include "emu_dmabuf.h"
 #include "emu_global.h"
 #include "emu_hbm.h"
+#include "emu_log.h"
 #include "emu_uaccess.h"
 #include "emu_va.h"
 
@@ -249,20 +250,25 @@ static int emu_mem_unmap(emu_ctx_t *ctx, union hl_mem_args *args)
     return ret;
 }
 
-/* dev_err lines the real driver writes for this process's calls */
-static unsigned emu_mem_log_errors;
-
-unsigned emu_mem_kernel_log_errors(void)
-{
-    return __atomic_load_n(&emu_mem_log_errors, __ATOMIC_RELAXED);
-}
-
-/* An op the driver does not know: EINVAL, and upstream's hl_mem_ioctl
- * writes "Unknown opcode for memory IOCTL" to the kernel log */
+/* An op the driver does not know: EINVAL, and hl_mem_ioctl writes "Unknown
+ * opcode for memory IOCTL" to the kernel log */
 static int emu_mem_unknown_op(void)
 {
-    __atomic_add_fetch(&emu_mem_log_errors, 1, __ATOMIC_RELAXED);
+    emu_log_kernel_error();
     return -EINVAL;
+}
+
+/* Op 99 of the out-of-tree driver: every failure is logged there ("Failed
+ * to get dmabuf" for an fd that is no DMA-BUF, -1 included) */
+static int emu_mem_import(emu_ctx_t *ctx, union hl_mem_args *args)
+{
+    int ret = emu_dmabuf_import(ctx, args);
+
+    if (ret < 0) {
+        emu_log_kernel_error();
+    }
+
+    return ret;
 }
 
 int emu_mem_ioctl(emu_ctx_t *ctx, union hl_mem_args *args)
@@ -288,7 +294,7 @@ int emu_mem_ioctl(emu_ctx_t *ctx, union hl_mem_args *args)
          * generation */
         return (emu_g.cfg.oot_import &&
                 (emu_g.cfg.abi == UCT_GAUDI_ABI_DRM)) ?
-               emu_dmabuf_import(ctx, args) : emu_mem_unknown_op();
+               emu_mem_import(ctx, args) : emu_mem_unknown_op();
     case HL_MEM_OP_MAP_BLOCK:
     case HL_MEM_OP_TS_ALLOC:
         return -EINVAL;         /* real ops, not modelled */

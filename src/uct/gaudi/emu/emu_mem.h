@@ -15,7 +15,4 @@ int emu_mem_ioctl(emu_ctx_t *ctx, union hl_mem_args *args);
 /* Drop every mapping of a closing context */
 void emu_mem_cleanup(emu_ctx_t *ctx);
 
-/* How many kernel-log errors this process's MEMORY calls provoked */
-unsigned emu_mem_kernel_log_errors(void);
-
 #endif

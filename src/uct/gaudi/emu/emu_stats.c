@@ -8,6 +8,7 @@
 #include "emu_dmabuf.h"
 #include "emu_fault.h"
 #include "emu_fd.h"
+#include "emu_log.h"
 #include "emu_mem.h"
 #include "gaudi_emu.h"
 
@@ -42,7 +43,7 @@ EMU_EXPORT int gaudi_emu_get_stats(gaudi_emu_stats_t *stats)
 {
     memset(stats, 0, sizeof(*stats));
     emu_fd_foreach(-1, emu_stats_add_ctx, stats);
-    stats->kernel_log_errors = emu_mem_kernel_log_errors();
+    stats->kernel_log_errors = emu_log_kernel_errors();
     stats->faults_fired      = emu_fault_fired_count();
     return 0;
 }

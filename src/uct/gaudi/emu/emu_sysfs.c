@@ -18,6 +18,11 @@
 #define EMU_CONTROL_MAJOR   509  /* accel-era control cdev major        */
 #define EMU_PCI_BUS_BASE    0x33
 
+/* MODULE_VERSION of the out-of-tree package ("major.minor.patch-gitsha");
+ * 1.24.1 is the first release seen with op 99. Upstream sets none, so its
+ * /sys/module/habanalabs has no version file */
+#define EMU_OOT_VERSION     "1.24.1-emulated"
+
 typedef enum {
     /* habanalabs driver attributes */
     EMU_ATTR_PCI_ADDR,
@@ -34,7 +39,9 @@ typedef enum {
     EMU_ATTR_PCI_LAST,
     /* "dev" of the class devices */
     EMU_ATTR_DEV_COMPUTE = EMU_ATTR_PCI_LAST,
-    EMU_ATTR_DEV_CONTROL
+    EMU_ATTR_DEV_CONTROL,
+    /* /sys/module/habanalabs/version of the out-of-tree driver */
+    EMU_ATTR_MODULE_VERSION
 } emu_attr_t;
 
 static const char *emu_attr_names[] = {
@@ -48,7 +55,8 @@ static const char *emu_attr_names[] = {
     [EMU_ATTR_VENDOR]         = "vendor",
     [EMU_ATTR_DEVICE]         = "device",
     [EMU_ATTR_DEV_COMPUTE]    = "dev",
-    [EMU_ATTR_DEV_CONTROL]    = "dev"
+    [EMU_ATTR_DEV_CONTROL]    = "dev",
+    [EMU_ATTR_MODULE_VERSION] = "version"
 };
 
 typedef int (*emu_sys_child_cb_t)(const char *name,
@@ -129,10 +137,15 @@ unsigned emu_sys_numa_node(int dev)
 
 static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
 {
-    emu_shm_dev_t *sdev = emu_state_dev(dev);
+    emu_shm_dev_t *sdev;
     unsigned major, minor;
     char bdf[32];
 
+    if (attr == EMU_ATTR_MODULE_VERSION) {
+        return snprintf(buf, max, "%s\n", EMU_OOT_VERSION);  /* no device */
+    }
+
+    sdev = emu_state_dev(dev);
     switch (attr) {
     case EMU_ATTR_PCI_ADDR:
         emu_sys_bdf(dev, bdf, sizeof(bdf));
@@ -286,7 +299,15 @@ static int emu_sys_children(const emu_sys_node_t *dir, emu_sys_child_cb_t cb,
     case EMU_SYS_SYS:
         return emu_sys_emit(cb, arg, "bus", EMU_SYS_BUS, -1, 0) ||
                emu_sys_emit(cb, arg, "class", EMU_SYS_CLASS, -1, 0) ||
-               emu_sys_emit(cb, arg, "dev", EMU_SYS_SYSDEV, -1, 0);
+               emu_sys_emit(cb, arg, "dev", EMU_SYS_SYSDEV, -1, 0) ||
+               emu_sys_emit(cb, arg, "module", EMU_SYS_MODULE, -1, 0);
+    case EMU_SYS_MODULE:
+        return emu_sys_emit(cb, arg, "habanalabs", EMU_SYS_MODULE_HL, -1, 0);
+    case EMU_SYS_MODULE_HL:
+        /* only Habana's package states a module version */
+        return emu_g.cfg.oot_import ?
+               emu_sys_emit(cb, arg, "version", EMU_SYS_ATTR, -1,
+                            EMU_ATTR_MODULE_VERSION) : 0;
     case EMU_SYS_CLASS:
         return emu_sys_emit(cb, arg, emu_sys_is_misc() ? "habanalabs" :
                                                          "accel",

@@ -33,6 +33,8 @@ typedef enum {
     EMU_SYS_BUS_PCI_DEVICES,   /* /sys/bus/pci/devices                  */
     EMU_SYS_SYSDEV,            /* /sys/dev                              */
     EMU_SYS_SYSDEV_CHAR,       /* /sys/dev/char                         */
+    EMU_SYS_MODULE,            /* /sys/module                           */
+    EMU_SYS_MODULE_HL,         /* /sys/module/habanalabs                */
     EMU_SYS_ATTR               /* a readable attribute file             */
 } emu_sys_kind_t;
 

@@ -93,7 +93,9 @@ typedef struct gaudi_emu_stats {
     uint64_t pinned_bytes;  /* bytes of host memory mapped by userptr */
     unsigned kernel_log_errors; /* dev_err lines the real driver would have
                                    written to the kernel log for this
-                                   process's calls (unknown memory op) */
+                                   process's calls: unknown ioctl code of the
+                                   'H' generations, unknown memory op, failed
+                                   op 99 of the out-of-tree driver */
     uint64_t faults_fired;  /* faults injected since the fault spec was
                                installed (gaudi_emu_init or
                                gaudi_emu_set_faults) */
