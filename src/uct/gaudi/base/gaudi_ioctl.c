@@ -28,13 +28,20 @@ typedef struct {
 } uct_gaudi_ioctl_scan_t;
 
 
-static uct_gaudi_abi_t uct_gaudi_ioctl_cur_abi = UCT_GAUDI_ABI_DRM;
-static __thread char   uct_gaudi_ioctl_op[32];
+static uct_gaudi_abi_t    uct_gaudi_ioctl_cur_abi    = UCT_GAUDI_ABI_DRM;
+static uct_gaudi_driver_t uct_gaudi_ioctl_cur_driver = UCT_GAUDI_DRIVER_UNKNOWN;
+static __thread char      uct_gaudi_ioctl_op[32];
 
 static const char *uct_gaudi_ioctl_abi_names[] = {
     [UCT_GAUDI_ABI_MISC]  = "misc",
     [UCT_GAUDI_ABI_TRANS] = "trans",
     [UCT_GAUDI_ABI_DRM]   = "drm"
+};
+
+static const char *uct_gaudi_ioctl_driver_names[] = {
+    [UCT_GAUDI_DRIVER_UNKNOWN]  = "unknown",
+    [UCT_GAUDI_DRIVER_UPSTREAM] = "upstream",
+    [UCT_GAUDI_DRIVER_OOT]      = "out-of-tree"
 };
 
 
@@ -86,6 +93,17 @@ const char *uct_gaudi_ioctl_abi_name(uct_gaudi_abi_t abi)
 uct_gaudi_abi_t uct_gaudi_ioctl_abi(void)
 {
     return uct_gaudi_ioctl_cur_abi;
+}
+
+const char *uct_gaudi_ioctl_driver_name(uct_gaudi_driver_t driver)
+{
+    return (driver <= UCT_GAUDI_DRIVER_OOT) ?
+           uct_gaudi_ioctl_driver_names[driver] : "unknown";
+}
+
+uct_gaudi_driver_t uct_gaudi_ioctl_driver(void)
+{
+    return uct_gaudi_ioctl_cur_driver;
 }
 
 void uct_gaudi_ioctl_set_abi(uct_gaudi_abi_t abi)
@@ -287,34 +305,129 @@ unsigned uct_gaudi_ioctl_scan_nodes(int *indices, unsigned max)
     return scan.count;
 }
 
-static uct_gaudi_abi_t uct_gaudi_ioctl_probe_accel(int fd, const char *path)
+/* HW_IP_INFO with the INFO code of @a abi: 0, or -1 with errno */
+static int uct_gaudi_ioctl_try_info(int fd, uct_gaudi_abi_t abi)
 {
     struct hl_info_hw_ip_info hw_ip;
 
-    if (uct_gaudi_ioctl_raw_info(fd, UCT_GAUDI_DRM_IOCTL_INFO, &hw_ip) == 0) {
-        return UCT_GAUDI_ABI_DRM;
-    }
+    return uct_gaudi_ioctl_raw_info(fd, uct_gaudi_abi_ioctl_code(
+                                            abi, UCT_GAUDI_IOC_INFO),
+                                    &hw_ip);
+}
 
-    if (errno != ENOTTY) {
+/**
+ * Which codes the control node @a fd speaks, asking first with those of
+ * @a stated (UCT_GAUDI_ABI_LAST: nothing stated, DRM first). A driver that
+ * speaks them answers and logs nothing. The other codes are unknown to it:
+ * ENOTTY, and from the 'H' drivers an "invalid ioctl" line at error level in
+ * the kernel log, so they are only tried when the first ones are refused.
+ */
+static uct_gaudi_abi_t uct_gaudi_ioctl_probe_accel(int fd, const char *path,
+                                                   uct_gaudi_abi_t stated)
+{
+    uct_gaudi_abi_t first, second;
+
+    first  = (stated == UCT_GAUDI_ABI_TRANS) ? UCT_GAUDI_ABI_TRANS :
+                                               UCT_GAUDI_ABI_DRM;
+    second = (first == UCT_GAUDI_ABI_DRM) ? UCT_GAUDI_ABI_TRANS :
+                                            UCT_GAUDI_ABI_DRM;
+
+    if (uct_gaudi_ioctl_try_info(fd, first) == 0) {
+        return first;
+    } else if (errno != ENOTTY) {
         /* the request code was understood; the failure is something else */
-        ucs_debug("DRM INFO on %s failed: %m; assuming DRM ioctl codes",
-                  path);
+        ucs_debug("%s INFO on %s failed: %m; assuming the %s ioctl codes",
+                  uct_gaudi_ioctl_abi_name(first), path,
+                  uct_gaudi_ioctl_abi_name(first));
+        return first;
+    }
+
+    if (stated != UCT_GAUDI_ABI_LAST) {
+        ucs_debug("%s refused the %s INFO code its sysfs layout names; "
+                  "asking with the %s codes", path,
+                  uct_gaudi_ioctl_abi_name(first),
+                  uct_gaudi_ioctl_abi_name(second));
+    }
+
+    if (uct_gaudi_ioctl_try_info(fd, second) == 0) {
+        return second;
+    } else if (errno != ENOTTY) {
+        ucs_debug("%s INFO on %s failed: %m; assuming the %s ioctl codes",
+                  uct_gaudi_ioctl_abi_name(second), path,
+                  uct_gaudi_ioctl_abi_name(second));
+        return second;
+    }
+
+    /* neither code is understood: keep what sysfs said, if anything */
+    ucs_debug("%s refused the INFO codes of both accel generations", path);
+    return (stated != UCT_GAUDI_ABI_LAST) ? stated : UCT_GAUDI_ABI_TRANS;
+}
+
+/**
+ * The generation the sysfs layout of device @a index states (habanalabs-
+ * uapi.md 1.4): the driver's attributes on the PCI function behind the class
+ * device in the DRM generation (the out-of-tree package built without
+ * CONFIG_DRM_ACCEL copies them to a "device" group there, and speaks the DRM
+ * codes too), on the class device itself in the transitional one.
+ * UCT_GAUDI_ABI_LAST if neither is there.
+ */
+static uct_gaudi_abi_t uct_gaudi_ioctl_stated_abi(int index)
+{
+    char path[64];
+
+    ucs_snprintf_safe(path, sizeof(path), UCT_GAUDI_SYSFS_DRM_DIR "/pci_addr",
+                      index);
+    if (uct_gaudi_seam_ops->exists(path) == 0) {
         return UCT_GAUDI_ABI_DRM;
     }
 
-    if (uct_gaudi_ioctl_raw_info(fd, HL_IOCTL_INFO, &hw_ip) < 0) {
-        ucs_debug("'H' INFO on %s failed: %m; assuming transitional codes",
-                  path);
+    ucs_snprintf_safe(path, sizeof(path),
+                      UCT_GAUDI_SYSFS_TRANS_DIR "/pci_addr", index);
+    if (uct_gaudi_seam_ops->exists(path) == 0) {
+        return UCT_GAUDI_ABI_TRANS;
     }
 
-    return UCT_GAUDI_ABI_TRANS;
+    return UCT_GAUDI_ABI_LAST;
+}
+
+/**
+ * Which driver is loaded. Habana's out-of-tree package sets MODULE_VERSION,
+ * the kernel's own habanalabs does not, so the module's sysfs directory
+ * without a version file is the upstream driver. Anything else (no such
+ * directory, a read error) tells nothing.
+ */
+static uct_gaudi_driver_t uct_gaudi_ioctl_read_driver(void)
+{
+    char version[64];
+    int err;
+
+    if (uct_gaudi_seam_ops->read_attr(UCT_GAUDI_SYSFS_MODULE_VERSION, version,
+                                      sizeof(version)) >= 0) {
+        version[strcspn(version, "\n")] = '\0';
+        ucs_debug("habanalabs %s: Habana's out-of-tree driver", version);
+        return UCT_GAUDI_DRIVER_OOT;
+    }
+
+    err = errno;
+    if ((err == ENOENT) &&
+        (uct_gaudi_seam_ops->exists(UCT_GAUDI_SYSFS_MODULE_DIR) == 0)) {
+        ucs_debug("habanalabs states no module version: the upstream driver");
+        return UCT_GAUDI_DRIVER_UPSTREAM;
+    }
+
+    ucs_debug("cannot tell which habanalabs driver is loaded: %s: %s",
+              UCT_GAUDI_SYSFS_MODULE_VERSION, strerror(err));
+    return UCT_GAUDI_DRIVER_UNKNOWN;
 }
 
 ucs_status_t uct_gaudi_ioctl_probe_abi(void)
 {
+    uct_gaudi_abi_t stated = UCT_GAUDI_ABI_LAST;
     char path[64];
     int index;
     int fd;
+
+    uct_gaudi_ioctl_cur_driver = uct_gaudi_ioctl_read_driver();
 
     if (uct_gaudi_seam_ops->exists(UCT_GAUDI_DEV_ACCEL_DIR) != 0) {
         uct_gaudi_ioctl_cur_abi = UCT_GAUDI_ABI_MISC;
@@ -328,6 +441,11 @@ ucs_status_t uct_gaudi_ioctl_probe_abi(void)
         goto out;
     }
 
+    stated = uct_gaudi_ioctl_stated_abi(index);
+    if (stated != UCT_GAUDI_ABI_LAST) {
+        uct_gaudi_ioctl_cur_abi = stated;
+    }
+
     uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_CONTROL, index, path,
                               sizeof(path));
     fd = uct_gaudi_seam_ops->open(path, O_RDWR | O_CLOEXEC);
@@ -336,14 +454,18 @@ ucs_status_t uct_gaudi_ioctl_probe_abi(void)
         goto out;
     }
 
-    uct_gaudi_ioctl_cur_abi = uct_gaudi_ioctl_probe_accel(fd, path);
+    uct_gaudi_ioctl_cur_abi = uct_gaudi_ioctl_probe_accel(fd, path, stated);
     uct_gaudi_seam_ops->close(fd);
 
 out:
-    ucs_debug("Gaudi driver ABI generation: %s (built-in uAPI layout, "
-              "checked at build time against %s)",
+    ucs_debug("Gaudi driver ABI generation: %s (sysfs layout: %s; built-in "
+              "uAPI layout, checked at build time against %s), %s driver",
               uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_cur_abi),
+              (uct_gaudi_ioctl_cur_abi == UCT_GAUDI_ABI_MISC) ? "misc" :
+              (stated != UCT_GAUDI_ABI_LAST) ?
+              uct_gaudi_ioctl_abi_name(stated) : "says nothing",
               (uct_gaudi_abi_checked_header() != NULL) ?
-              uct_gaudi_abi_checked_header() : "no system header");
+              uct_gaudi_abi_checked_header() : "no system header",
+              uct_gaudi_ioctl_driver_name(uct_gaudi_ioctl_cur_driver));
     return UCS_OK;
 }

@@ -29,12 +29,33 @@ typedef enum {
 } uct_gaudi_node_type_t;
 
 
+/* Which habanalabs driver is loaded, as sysfs states it */
+typedef enum {
+    UCT_GAUDI_DRIVER_UNKNOWN,   /* sysfs does not tell */
+    UCT_GAUDI_DRIVER_UPSTREAM,  /* the kernel's own: no module version */
+    UCT_GAUDI_DRIVER_OOT        /* Habana's out-of-tree package */
+} uct_gaudi_driver_t;
+
+
 /**
- * Probe the ABI generation: no /dev/accel -> misc; otherwise a DRM INFO on a
- * control node tells DRM from transitional ('H' codes, ENOTTY to DRM codes).
- * Sets the generation used by uct_gaudi_ioctl() and the node names.
+ * Find the ABI generation and the driver, from what the driver states where
+ * it can: no /dev/accel -> misc; otherwise the sysfs layout of the first
+ * device names the codes (attributes on the PCI function -> DRM, on the
+ * class device -> transitional), and one INFO with those codes on its
+ * control node confirms them. The other generation's INFO code, which the
+ * 'H' drivers log as an error, is tried only when the layout states nothing
+ * or the confirmation fails. Sets the generation used by uct_gaudi_ioctl()
+ * and the node names. Called once per process (base layer init).
  */
 ucs_status_t uct_gaudi_ioctl_probe_abi(void);
+
+
+/* The driver found by uct_gaudi_ioctl_probe_abi() (UNKNOWN before) */
+uct_gaudi_driver_t uct_gaudi_ioctl_driver(void);
+
+
+/* Name of a driver ("unknown", "upstream", "out-of-tree") */
+const char *uct_gaudi_ioctl_driver_name(uct_gaudi_driver_t driver);
 
 
 /* The probed generation (UCT_GAUDI_ABI_DRM before probing) */

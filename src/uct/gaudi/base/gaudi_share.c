@@ -98,8 +98,10 @@ ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
 }
 
 /* Op 99 per device of this process: 0 not probed yet, else 1 + answer.
- * Upstream drivers log an error for an unknown op: probe at most once per
- * process and device */
+ * The probe writes an error line to the kernel log whatever the answer
+ * (upstream: "Unknown opcode for memory IOCTL"; out-of-tree: "Failed to get
+ * dmabuf"): at most once per process and device, and only where sysfs does
+ * not already tell */
 static uint8_t uct_gaudi_share_import_probed[UCT_GAUDI_MAX_MINOR];
 
 static int uct_gaudi_share_probe_import(uct_gaudi_dev_t *dev)
@@ -109,7 +111,8 @@ static int uct_gaudi_share_probe_import(uct_gaudi_dev_t *dev)
     int ret, can_import;
 
     /* An invalid fd tells the two drivers apart: the out-of-tree driver
-     * looks the fd up (EBADF), upstream does not know the op (EINVAL) */
+     * looks the fd up (EBADF), a driver without the op refuses it (EINVAL;
+     * EPERM from an out-of-tree build without peer-to-peer DMA-BUF) */
     memset(&args, 0, sizeof(args));
     memcpy(&args.in, &in, sizeof(in));
     args.in.op = UCT_GAUDI_MEM_OP_REG_DMABUF_FD;
@@ -138,6 +141,15 @@ int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev)
                   "speaks the %s ioctl generation", dev->name,
                   UCT_GAUDI_MEM_OP_REG_DMABUF_FD,
                   uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
+        dev->can_import = 0;
+        return 0;
+    }
+
+    if (uct_gaudi_ioctl_driver() == UCT_GAUDI_DRIVER_UPSTREAM) {
+        /* the kernel's own driver has no op 99, and sysfs says this is it */
+        ucs_debug("%s: DMA-BUF import (op %d) not supported: the upstream "
+                  "habanalabs driver", dev->name,
+                  UCT_GAUDI_MEM_OP_REG_DMABUF_FD);
         dev->can_import = 0;
         return 0;
     }

@@ -58,7 +58,13 @@ ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
                                   size_t length, uct_gaudi_export_t *exp);
 
 
-/* Whether the driver imports DMA-BUFs (op 99); probed once per device */
+/**
+ * Whether the driver imports DMA-BUFs (op 99). Not in the 'H' generations
+ * nor with the upstream driver, as the ABI generation and sysfs state
+ * (uct_gaudi_ioctl_driver()); the out-of-tree driver (or one sysfs does not
+ * name) is asked once per process and device, which costs a line in the
+ * kernel log.
+ */
 int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev);
 
 
