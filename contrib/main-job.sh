@@ -98,3 +98,8 @@ D2D_get_zcopy_4MiB_gaudi_ipc   all  -x gaudi_ipc -d $ipc_dev -t get -D zcopy -m 
 UCP_ucp_put_bw_4MiB_gaudi      gaudi_copy,gaudi_ipc,posix,self  -t ucp_put_bw -m gaudi,gaudi -s 4194304 -n 100
 UCP_tag_bw_4MiB_gaudi          gaudi_copy,gaudi_ipc,posix,self  -t tag_bw -m gaudi,gaudi -s 4194304 -n 100
 TABLE
+
+echo
+echo "== when a Gaudi fails in the middle of UCP traffic: see docs/faults.md"
+echo "   (the fault matrix: each driver fault in either process, tag/put/get/AM,"
+echo "   error modes none and peer; and the soak; both run by contrib/test.sh)"
