@@ -154,6 +154,47 @@ TEST(base_mem, out_of_memory) {
     }
 }
 
+/* The 96 GiB Gaudi2 has 6 functional HBMs: pages of 768 MiB. Nothing in
+ * the base layer assumes 640 */
+TEST(base_mem, gaudi2_96g_pages) {
+    static const unsigned count = 2000;
+    state_dir dir;
+
+    run_in_child([&]() {
+        std::vector<uct_gaudi_mem_t> mems(count);
+        uct_gaudi_mem_t big;
+        uct_gaudi_dev_t *dev;
+        unsigned i;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_EMU_HBM_SIZE", "96G", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(768 * MB, dev->info->alloc_page_size);
+        for (i = 0; i < count; ++i) {
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1 + (i % 7) * 5000,
+                                                  &mems[i])) << i;
+        }
+        EXPECT_EQ(1u, dev->mem.num_chunks);
+
+        /* 700 MiB fits one 768 MiB page (it took two 640 MiB ones) */
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 700 * MB, &big));
+        EXPECT_EQ(768 * MB, big.chunk_length);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
+        for (i = 0; i < count; ++i) {
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mems[i]));
+        }
+        EXPECT_EQ(0u, dev->mem.num_chunks);
+
+        /* the whole 96 GiB in one allocation */
+        ASSERT_EQ(96ull << 30, dev->info->dram_size);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dev->info->dram_size,
+                                              &big));
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
 /* Gaudi2 allocates HBM in pages of 16 x functional HBMs x 8 MiB (640 MiB
  * here): thousands of small buffers must share a few of them */
 TEST(base_mem, thousands_of_small_allocations) {

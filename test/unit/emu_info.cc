@@ -11,6 +11,20 @@
 class emu_info : public emu_test {
 };
 
+/* The 96 GiB Gaudi2 (6 functional HBMs) allocates in pages of 768 MiB */
+TEST_F(emu_info, hw_ip_gaudi2_96g) {
+    m_cfg.hbm_size = 96ull << 30;
+    init_ok();
+
+    int fd = open_node(0, false);
+    ASSERT_GE(fd, 0);
+    struct hl_info_hw_ip_info hw = hw_ip(fd);
+    EXPECT_EQ(96ull << 30, hw.dram_size);
+    EXPECT_EQ(768ull << 20, hw.dram_page_size);
+    EXPECT_EQ(768ull << 20, hw.device_mem_alloc_default_page_size);
+    m_ops->close(fd);
+}
+
 TEST_F(emu_info, hw_ip_gaudi2) {
     init_ok();
 

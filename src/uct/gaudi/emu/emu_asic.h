@@ -17,6 +17,9 @@
 #define EMU_GAUDI2_NUM_HBM    5
 #define EMU_GAUDI2_DRAM_PAGE  (16ull * EMU_GAUDI2_NUM_HBM * 8 * EMU_MB)
 #define EMU_GAUDI2_HBM_SIZE   (EMU_GAUDI2_NUM_HBM * 16 * EMU_GB)
+/* The Gaudi2 variant with 6 functional HBMs (96 GiB), chosen by its size */
+#define EMU_GAUDI2_DRAM_PAGE_6 (16ull * 6 * 8 * EMU_MB)
+#define EMU_GAUDI2_HBM_SIZE_6  (6 * 16 * EMU_GB)
 
 /* How the emulator treats a CS queue index */
 typedef enum {

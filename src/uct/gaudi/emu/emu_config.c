@@ -126,9 +126,16 @@ int emu_config_load(const gaudi_emu_config_t *config)
     emu_g.cfg.numa_nodes = emu_max(config->numa_nodes, 1);
     emu_g.asic_cfg       = *asic;
     emu_g.asic_cfg.edma_mask &= ~config->edma_disabled;
+    if ((asic->asic == UCT_GAUDI_ASIC_GAUDI2) &&
+        (hbm_size == EMU_GAUDI2_HBM_SIZE_6)) {
+        /* the 96 GiB Gaudi2 has 6 functional HBMs: its DRAM page is
+         * 16 x 6 x 8 MiB = 768 MiB (gaudi2_set_dram_properties) */
+        emu_g.asic_cfg.dram_page_size  = EMU_GAUDI2_DRAM_PAGE_6;
+        emu_g.asic_cfg.alloc_page_size = EMU_GAUDI2_DRAM_PAGE_6;
+    }
     emu_g.asic           = &emu_g.asic_cfg;
     emu_g.hbm_size       = hbm_size;
-    emu_g.dram_size      = emu_align_down(hbm_size, asic->dram_page_size);
+    emu_g.dram_size      = emu_align_down(hbm_size, emu_g.asic->dram_page_size);
 
     snprintf(emu_g.faults, sizeof(emu_g.faults), "%s",
              (config->faults != NULL) ? config->faults : "");
