@@ -14,7 +14,7 @@ for h in misc/habanalabs.h drm/habanalabs_accel.h; do
     echo '#error "the habanalabs uAPI header must not be needed"' \
         > "$work/none/$h"
 done
-printf '#include <uct/gaudi/base/gaudi_abi.h>\nint main(void) { return 0; }\n' \
+printf '#include <uct/gaudi/drv/gaudi_abi.h>\nint main(void) { return 0; }\n' \
     > "$work/abi.c"
 "$cc" -std=gnu11 -Wall -Werror -fsyntax-only -I"$work/none" -I"$src" \
     "$work/abi.c" > "$work/none.log" 2>&1 ||
@@ -23,7 +23,7 @@ ok "gaudi_abi.h compiles (and asserts its layout) without any system uAPI header
 
 check() {  # check INCLUDE_DIR: compile the cross-check against that header
     "$cc" -std=gnu11 -Wall -Werror -fsyntax-only -DHAVE_MISC_HABANALABS_H \
-        -I"$1" -I"$PREFIX/include" "$src/uct/gaudi/base/gaudi_abi_check.c"
+        -I"$1" -I"$PREFIX/include" "$src/uct/gaudi/drv/gaudi_abi_check.c"
 }
 
 sys=/usr/include/misc/habanalabs.h

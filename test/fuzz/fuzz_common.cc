@@ -7,7 +7,7 @@
 #include "fuzz_common.h"
 
 extern "C" {
-#include <uct/gaudi/base/gaudi_buf.h>
+#include <uct/gaudi/drv/gaudi_buf.h>
 #include <ucs/debug/log_def.h>
 }
 
@@ -580,7 +580,7 @@ emu_stats_fn_t find_emu_stats()
         return fn;
     }
 
-    /* the base layer loads the emulator RTLD_LOCAL, next to libuct_gaudi */
+    /* the driver library loads the emulator RTLD_LOCAL, next to libuct_gaudi */
     if (!dladdr((void*)uct_gaudi_buf_alloc, &dl_info) ||
         (dl_info.dli_fname == NULL)) {
         return NULL;

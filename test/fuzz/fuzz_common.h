@@ -170,7 +170,7 @@ std::vector<std::string> list_fds(const char *state_dir);
 std::string fd_diff(const std::vector<std::string> &a,
                     const std::vector<std::string> &b);
 
-/* The emulator's accounting function (the library the base layer loaded,
+/* The emulator's accounting function (the library the driver library loaded,
  * found as test/ipc does), or NULL */
 typedef gaudi_emu_get_stats_func_t emu_stats_fn_t;
 emu_stats_fn_t find_emu_stats();

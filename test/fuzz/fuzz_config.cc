@@ -6,7 +6,7 @@
 
 /*
  * Target "config": every UCX_GAUDI_* knob, found at run time in UCS's list
- * of configuration tables (the base layer's "GAUDI_" table, the gaudi_cpy
+ * of configuration tables (the driver library's "GAUDI_" table, the gaudi_cpy
  * and gaudi_ipc MD tables and the gaudi_copy and gaudi_ipc iface tables,
  * with what they embed from UCX's own tables), so a knob added later is
  * fuzzed without a change here.
@@ -17,9 +17,9 @@
  *    (one in 8) through the environment and ucs_config_parser_fill_opts(),
  *    as UCX reads it. Accepted or rejected with an error status.
  *  - the consumers, one in 64 iterations, in a forked process with the
- *    knob in its environment: the base layer's initialization (device
+ *    knob in its environment: the driver library's initialization (device
  *    discovery, the emulator with its faults, the device assignment), both
- *    MDs, both ifaces, a DMA through the base layer and a put_short through
+ *    MDs, both ifaces, a DMA through the driver library and a put_short through
  *    gaudi_copy. Any error status is fine; a crash or a process that does
  *    not finish within 20 s is a failure with the knob and the value.
  *
@@ -34,7 +34,7 @@
 
 extern "C" {
 #include <uct/api/uct.h>
-#include <uct/gaudi/base/gaudi_buf.h>
+#include <uct/gaudi/drv/gaudi_buf.h>
 #include <ucs/async/async.h>
 #include <ucs/config/parser.h>
 #include <ucs/datastruct/list.h>
@@ -269,7 +269,7 @@ uct_component_h find_component(uct_component_h *comps, unsigned num,
 
 /* How far a consumer process got: its exit code (with REACHED_END) */
 enum {
-    REACHED_DMA   = 1,      /* the base layer moved data */
+    REACHED_DMA   = 1,      /* the driver library moved data */
     REACHED_MD    = 2,      /* an MD opened */
     REACHED_IFACE = 4,      /* an iface opened */
     REACHED_PUT   = 8,      /* gaudi_copy took a put_short */

@@ -8,7 +8,7 @@
 
 extern "C" {
 #include <uct/api/uct.h>
-#include <uct/gaudi/base/gaudi_buf.h>
+#include <uct/gaudi/drv/gaudi_buf.h>
 }
 
 #include <errno.h>

@@ -26,8 +26,8 @@
 #endif
 
 extern "C" {
-#include <uct/gaudi/base/gaudi_dev.h>
-#include <uct/gaudi/base/gaudi_maptab.h>
+#include <uct/gaudi/drv/gaudi_discover.h>
+#include <uct/gaudi/drv/gaudi_maptab.h>
 }
 
 #include <string.h>

@@ -31,7 +31,7 @@
 
 extern "C" {
 #include <uct/api/uct.h>
-#include <uct/gaudi/base/gaudi_buf.h>
+#include <uct/gaudi/drv/gaudi_buf.h>
 #include <ucs/sys/sys.h>
 }
 

@@ -17,7 +17,7 @@
 #include "ipc_harness.h"
 
 extern "C" {
-#include <uct/gaudi/base/gaudi_buf.h>
+#include <uct/gaudi/drv/gaudi_buf.h>
 #include <ucs/async/async.h>
 #include <ucs/sys/sys.h>
 #include <ucs/time/time.h>

@@ -7,7 +7,7 @@
 #include "ipc_child.h"
 
 extern "C" {
-#include <uct/gaudi/base/gaudi_buf.h>
+#include <uct/gaudi/drv/gaudi_buf.h>
 #include <ucs/async/async.h>
 }
 
@@ -508,7 +508,7 @@ void peer::find_emu_stats()
         return;
     }
 
-    /* the base layer loads the emulator RTLD_LOCAL, next to libuct_gaudi */
+    /* the driver library loads the emulator RTLD_LOCAL, next to libuct_gaudi */
     GIPC_ASSERT(dladdr((void*)uct_gaudi_buf_alloc, &dl_info) &&
                 (dl_info.dli_fname != NULL));
     snprintf(dir, sizeof(dir), "%s", dl_info.dli_fname);

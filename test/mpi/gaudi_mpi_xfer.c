@@ -67,7 +67,7 @@ static int xfer_emu_find(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* the emulator's accounting, when the module runs over it: the base layer
+/* the emulator's accounting, when the module runs over it: the driver library
  * dlopen()s it RTLD_LOCAL, so look it up among the loaded objects */
 static void xfer_emu_stats_init(void)
 {

@@ -151,7 +151,7 @@ uct_gaudi_dev_t *acquire_device()
     uct_gaudi_dev_t *dev = NULL;
     ucs_status_t status;
 
-    status = uct_gaudi_base_init();
+    status = uct_gaudi_lib_init();
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     status = uct_gaudi_dev_acquire(&dev);
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);

@@ -8,7 +8,7 @@
 #define UCT_GAUDI_TEST_BASE_COMMON_H_
 
 /*
- * Helpers of the base-layer unit tests. The base layer initializes once per
+ * Helpers of the driver-library unit tests. The driver library initializes once per
  * process, and the emulator keeps process-wide state, so every test that
  * needs a configuration runs in a forked child (run_in_child) with its own
  * UCX_GAUDI_* environment and emulator state directory.
@@ -22,16 +22,16 @@
 #endif
 
 extern "C" {
-#include <uct/gaudi/base/gaudi_assign.h>
-#include <uct/gaudi/base/gaudi_base.h>
-#include <uct/gaudi/base/gaudi_dma.h>
-#include <uct/gaudi/base/gaudi_err.h>
-#include <uct/gaudi/base/gaudi_ioctl.h>
-#include <uct/gaudi/base/gaudi_maptab.h>
-#include <uct/gaudi/base/gaudi_mem.h>
-#include <uct/gaudi/base/gaudi_own.h>
-#include <uct/gaudi/base/gaudi_pool.h>
-#include <uct/gaudi/base/gaudi_seam.h>
+#include <uct/gaudi/drv/gaudi_assign.h>
+#include <uct/gaudi/drv/gaudi_lib.h>
+#include <uct/gaudi/drv/gaudi_dma.h>
+#include <uct/gaudi/drv/gaudi_err.h>
+#include <uct/gaudi/drv/gaudi_ioctl.h>
+#include <uct/gaudi/drv/gaudi_maptab.h>
+#include <uct/gaudi/drv/gaudi_mem.h>
+#include <uct/gaudi/drv/gaudi_own.h>
+#include <uct/gaudi/drv/gaudi_pool.h>
+#include <uct/gaudi/drv/gaudi_seam.h>
 #include <ucs/debug/log_def.h>
 }
 
@@ -91,7 +91,7 @@ public:
 };
 
 
-/* Init the base layer and acquire the device; ASSERT-style checks */
+/* Init the driver library and acquire the device; ASSERT-style checks */
 uct_gaudi_dev_t *acquire_device();
 
 

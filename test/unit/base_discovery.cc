@@ -19,14 +19,14 @@ static void check_discovery(const char *asic_name, uct_gaudi_asic_t asic,
     char path[64];
     unsigned i;
 
-    ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+    ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
     EXPECT_TRUE(uct_gaudi_seam_is_emulated());
     EXPECT_STREQ(abi, uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
-    ASSERT_EQ(2u, uct_gaudi_base_num_devices());
-    EXPECT_EQ(NULL, uct_gaudi_base_device(2));
+    ASSERT_EQ(2u, uct_gaudi_lib_num_devices());
+    EXPECT_EQ(NULL, uct_gaudi_lib_device(2));
 
     for (i = 0; i < 2; ++i) {
-        info = uct_gaudi_base_device(i);
+        info = uct_gaudi_lib_device(i);
         ASSERT_TRUE(info != NULL);
         EXPECT_EQ(i, info->index);
         EXPECT_EQ((int)i, info->minor);
@@ -59,10 +59,10 @@ static void check_discovery(const char *asic_name, uct_gaudi_asic_t asic,
                 << info->compute_path;
     }
 
-    EXPECT_NE(uct_gaudi_base_device(0)->sys_dev,
-              uct_gaudi_base_device(1)->sys_dev);
+    EXPECT_NE(uct_gaudi_lib_device(0)->sys_dev,
+              uct_gaudi_lib_device(1)->sys_dev);
     EXPECT_EQ((asic == UCT_GAUDI_ASIC_GAUDI3) ? 0u : 2u,
-              uct_gaudi_base_num_usable());
+              uct_gaudi_lib_num_usable());
 }
 
 TEST(base_discovery, abi_generations) {
@@ -102,16 +102,16 @@ TEST(base_discovery, mapping_table_env) {
         set_emu_env(2, dir);
         /* module 0 is the emulator's device 1 */
         setenv("GAUDI_MAPPING_TABLE", "[{\"index\":0,\"module_id\":0}]", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        ASSERT_EQ(2u, uct_gaudi_base_num_devices());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        ASSERT_EQ(2u, uct_gaudi_lib_num_devices());
 
-        info = uct_gaudi_base_device(0);
+        info = uct_gaudi_lib_device(0);
         EXPECT_EQ(1, info->minor);
         EXPECT_EQ(0u, info->index);
         EXPECT_STREQ("gaudi0", info->name);
         EXPECT_STREQ("GAUDI_0 module 0",
                      ucs_topo_sys_device_get_name(info->sys_dev));
-        info = uct_gaudi_base_device(1);
+        info = uct_gaudi_lib_device(1);
         EXPECT_EQ(0, info->minor);
         EXPECT_STREQ("gaudi1", info->name);
         EXPECT_STREQ("GAUDI_1 module 1",
@@ -129,27 +129,27 @@ TEST(base_discovery, mapping_table_env_malformed) {
         setenv("GAUDI_MAPPING_TABLE",
                "[{\"index\":0,\"module_id\":0},{\"index\":0,\"module_id\":1}]",
                1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        ASSERT_EQ(2u, uct_gaudi_base_num_devices());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        ASSERT_EQ(2u, uct_gaudi_lib_num_devices());
         EXPECT_EQ(1u, log.count("GAUDI_MAPPING_TABLE"));
         EXPECT_EQ(1u, log.count("entry [1]: duplicate index 0"));
         /* identity order */
-        EXPECT_EQ(0, uct_gaudi_base_device(0)->minor);
-        EXPECT_EQ(1, uct_gaudi_base_device(1)->minor);
+        EXPECT_EQ(0, uct_gaudi_lib_device(0)->minor);
+        EXPECT_EQ(1, uct_gaudi_lib_device(1)->minor);
     });
 }
 
 TEST(base_discovery, no_emulator_by_default) {
     run_in_child([&]() {
         unsetenv("UCX_GAUDI_EMU_DEVICES");
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_FALSE(uct_gaudi_seam_is_emulated());
         EXPECT_EQ(&uct_gaudi_drv_kernel_ops, uct_gaudi_seam_ops);
         EXPECT_TRUE(dlopen(UCT_GAUDI_EMU_LIB_NAME,
                            RTLD_NOW | RTLD_NOLOAD) == NULL);
         if (access("/dev/accel", F_OK) && access("/dev/hl_controlD0", F_OK)) {
             /* a machine without Gaudi: no devices, no error */
-            EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+            EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
         }
     });
 }
@@ -163,9 +163,9 @@ TEST(base_discovery, emulator_init_failure) {
 
         set_emu_env(2, dir);
         setenv("UCX_GAUDI_EMU_FAULTS", "no-such-fault", 1);
-        EXPECT_NE(UCS_OK, uct_gaudi_base_init());
+        EXPECT_NE(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(1u, log.count("failed to initialize the Gaudi emulator"));
-        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+        EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
         EXPECT_FALSE(uct_gaudi_seam_is_emulated());
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
     });
@@ -179,15 +179,15 @@ TEST(base_discovery, bad_config_value) {
 
         set_emu_env(2, dir);
         setenv("UCX_GAUDI_EMU_ASIC", "gaudi9", 1);
-        EXPECT_NE(UCS_OK, uct_gaudi_base_init());
-        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+        EXPECT_NE(UCS_OK, uct_gaudi_lib_init());
+        EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
         EXPECT_GE(log.count("Gaudi configuration"), 1u);
     });
 }
 
 TEST(base_discovery, config_table_registered) {
     run_in_child([&]() {
-        const uct_gaudi_base_config_t *config;
+        const uct_gaudi_lib_config_t *config;
         ucs_config_global_list_entry_t *entry;
         int found = 0;
 
@@ -201,8 +201,8 @@ TEST(base_discovery, config_table_registered) {
         setenv("UCX_GAUDI_EMU_DEVICES", "0", 1);
         setenv("UCX_GAUDI_DEVICE", "module:3", 1);
         setenv("UCX_GAUDI_DMA_TIMEOUT", "5s", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        config = uct_gaudi_base_config();
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        config = uct_gaudi_lib_config();
         ASSERT_TRUE(config != NULL);
         EXPECT_STREQ("module:3", config->device);
         EXPECT_DOUBLE_EQ(5.0, config->dma_timeout);
@@ -216,20 +216,20 @@ TEST(base_discovery, cleanup_and_reinit) {
 
     run_in_child([&]() {
         set_emu_env(2, dir);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        EXPECT_EQ(2u, uct_gaudi_base_num_devices());
-        uct_gaudi_base_cleanup();
-        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
-        EXPECT_TRUE(uct_gaudi_base_config() == NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        EXPECT_EQ(2u, uct_gaudi_base_num_devices());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        EXPECT_EQ(2u, uct_gaudi_lib_num_devices());
+        uct_gaudi_lib_cleanup();
+        EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
+        EXPECT_TRUE(uct_gaudi_lib_config() == NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        EXPECT_EQ(2u, uct_gaudi_lib_num_devices());
 
         /* another configuration in the same process */
-        uct_gaudi_base_cleanup();
+        uct_gaudi_lib_cleanup();
         set_emu_env(1, dir, "gaudi1", "misc");
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        ASSERT_EQ(1u, uct_gaudi_base_num_devices());
-        EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_base_device(0)->asic);
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        ASSERT_EQ(1u, uct_gaudi_lib_num_devices());
+        EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_lib_device(0)->asic);
         EXPECT_EQ(UCT_GAUDI_ABI_MISC, uct_gaudi_ioctl_abi());
     });
 }
@@ -245,10 +245,10 @@ TEST(base_discovery, emulated_numa_nodes) {
 
         set_emu_env(5, dir);
         setenv("UCX_GAUDI_EMU_NUMA_NODES", "3", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        ASSERT_EQ(5u, uct_gaudi_base_num_devices());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        ASSERT_EQ(5u, uct_gaudi_lib_num_devices());
         for (i = 0; i < 5; ++i) {
-            EXPECT_EQ(expect[i], uct_gaudi_base_device(i)->numa_node) << i;
+            EXPECT_EQ(expect[i], uct_gaudi_lib_device(i)->numa_node) << i;
         }
     });
 }
@@ -261,17 +261,17 @@ TEST(base_discovery, bad_numa_config) {
 
         set_emu_env(2, dir);
         setenv("UCX_GAUDI_EMU_NUMA_NODES", "3", 1);
-        EXPECT_NE(UCS_OK, uct_gaudi_base_init());
+        EXPECT_NE(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(1u, log.count("invalid number of NUMA nodes 3 (0..2"));
-        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+        EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
 
-        uct_gaudi_base_cleanup();
+        uct_gaudi_lib_cleanup();
         log.clear();
         setenv("UCX_GAUDI_EMU_NUMA_NODES", "2", 1);
         setenv("UCX_GAUDI_EMU_PROC_NUMA", "64", 1);
-        EXPECT_NE(UCS_OK, uct_gaudi_base_init());
+        EXPECT_NE(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(1u, log.count("UCX_GAUDI_EMU_PROC_NUMA=64 is not a NUMA "
                                 "node"));
-        EXPECT_EQ(0u, uct_gaudi_base_num_devices());
+        EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
     });
 }

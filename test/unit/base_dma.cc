@@ -114,11 +114,11 @@ static void run_dma_suite(const char *asic, const char *abi, const char *exec)
         set_emu_env(1, dir, asic, abi, exec);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
-        num_cs = dev->dma.num_cs;
+        num_cs = dev->dma->num_cs;
         check_copies(dev);
         check_memset_d2d(dev);
         /* every copy went through a command submission */
-        EXPECT_GE(dev->dma.num_cs - num_cs, 22u);
+        EXPECT_GE(dev->dma->num_cs - num_cs, 22u);
         uct_gaudi_dev_release(dev);
     });
 }
@@ -139,7 +139,7 @@ static void run_binned_edma(const char *disabled, uint32_t expect_queue)
         ASSERT_TRUE(dev != NULL);
         EXPECT_EQ(0xFFu & ~(uint32_t)strtoul(disabled, NULL, 0),
                   dev->info->edma_mask);
-        EXPECT_EQ(expect_queue, dev->dma.queue[UCT_GAUDI_DMA_D2D]);
+        EXPECT_EQ(expect_queue, dev->dma->queue[UCT_GAUDI_DMA_D2D]);
         check_memset_d2d(dev);
         uct_gaudi_dev_release(dev);
     });

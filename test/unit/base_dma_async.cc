@@ -429,7 +429,7 @@ TEST(base_dma_async, gaudi3_unsupported) {
         log_capture log;
 
         set_emu_env(1, dir, "gaudi3");
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
     });

@@ -168,7 +168,7 @@ TEST(base_fault, open_all_unavailable) {
 
         set_emu_env(2, dir1);
         setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EBUSY", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("all 2 Gaudi devices are busy (owned by other "
                                 "processes)"));
@@ -180,7 +180,7 @@ TEST(base_fault, open_all_unavailable) {
         set_emu_env(2, dir2);
         setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4:EAGAIN,fail:open:5:EPERM",
                1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("no Gaudi device could be opened: 0 busy, 2 "
                                 "unavailable"));
@@ -194,10 +194,10 @@ TEST(base_fault, info_failure_skips_device) {
         set_emu_env(2, dir);
         /* INFO #2 is device 0's HW_IP_INFO */
         setenv("UCX_GAUDI_EMU_FAULTS", "fail:info:2:EIO", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        ASSERT_EQ(1u, uct_gaudi_base_num_devices());
-        EXPECT_EQ(1, uct_gaudi_base_device(0)->minor);
-        EXPECT_STREQ("gaudi0", uct_gaudi_base_device(0)->name);
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        ASSERT_EQ(1u, uct_gaudi_lib_num_devices());
+        EXPECT_EQ(1, uct_gaudi_lib_device(0)->minor);
+        EXPECT_STREQ("gaudi0", uct_gaudi_lib_device(0)->name);
     });
 }
 
@@ -369,7 +369,7 @@ TEST(base_fault, gaudi1_command_buffer) {
 
             set_emu_env(1, dir, "gaudi1", "misc");
             setenv("UCX_GAUDI_EMU_FAULTS", fault, 1);
-            ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+            ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             EXPECT_NE(UCS_OK, uct_gaudi_dev_acquire(&dev)) << fault;
             EXPECT_GE(log.messages().size(), 1u) << fault;
         });

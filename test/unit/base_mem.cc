@@ -68,7 +68,7 @@ static void check_alloc_free(uct_gaudi_dev_t *dev)
     EXPECT_EQ(UCS_OK, uct_gaudi_mem_lookup(dev, mem2.dva, mem2.length, &base,
                                            &alloc_length));
     EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem2));
-    EXPECT_EQ(0u, dev->mem.count);
+    EXPECT_EQ(0u, dev->mem->count);
 }
 
 TEST(base_mem, gaudi2_alloc_free) {
@@ -155,7 +155,7 @@ TEST(base_mem, out_of_memory) {
 }
 
 /* The 96 GiB Gaudi2 has 6 functional HBMs: pages of 768 MiB. Nothing in
- * the base layer assumes 640 */
+ * the driver library assumes 640 */
 TEST(base_mem, gaudi2_96g_pages) {
     static const unsigned count = 2000;
     state_dir dir;
@@ -175,7 +175,7 @@ TEST(base_mem, gaudi2_96g_pages) {
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1 + (i % 7) * 5000,
                                                   &mems[i])) << i;
         }
-        EXPECT_EQ(1u, dev->mem.num_chunks);
+        EXPECT_EQ(1u, dev->mem->num_chunks);
 
         /* 700 MiB fits one 768 MiB page (it took two 640 MiB ones) */
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 700 * MB, &big));
@@ -184,7 +184,7 @@ TEST(base_mem, gaudi2_96g_pages) {
         for (i = 0; i < count; ++i) {
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mems[i]));
         }
-        EXPECT_EQ(0u, dev->mem.num_chunks);
+        EXPECT_EQ(0u, dev->mem->num_chunks);
 
         /* the whole 96 GiB in one allocation */
         ASSERT_EQ(96ull << 30, dev->info->dram_size);
@@ -217,7 +217,7 @@ TEST(base_mem, thousands_of_small_allocations) {
                                                   &mems[i])) << i;
             ranges.push_back({mems[i].dva, mems[i].length});
         }
-        EXPECT_EQ(1u, dev->mem.num_chunks);
+        EXPECT_EQ(1u, dev->mem->num_chunks);
 
         /* aligned and disjoint */
         std::sort(ranges.begin(), ranges.end());
@@ -238,11 +238,11 @@ TEST(base_mem, thousands_of_small_allocations) {
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1 + (i % 7) * 5000,
                                                   &mems[i]));
         }
-        EXPECT_EQ(1u, dev->mem.num_chunks);
+        EXPECT_EQ(1u, dev->mem->num_chunks);
 
         /* larger than a page: a chunk of whole pages, its tail shared */
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 700 * MB, &big));
-        EXPECT_EQ(2u, dev->mem.num_chunks);
+        EXPECT_EQ(2u, dev->mem->num_chunks);
         EXPECT_EQ(1280 * MB, big.chunk_length);
 
         /* empty chunks go back to the driver: the whole HBM is free again */
@@ -250,8 +250,8 @@ TEST(base_mem, thousands_of_small_allocations) {
         for (i = 0; i < count; ++i) {
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mems[i]));
         }
-        EXPECT_EQ(0u, dev->mem.num_chunks);
-        EXPECT_EQ(0u, dev->mem.count);
+        EXPECT_EQ(0u, dev->mem->num_chunks);
+        EXPECT_EQ(0u, dev->mem->count);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dev->info->dram_size,
                                               &big));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));

@@ -26,7 +26,7 @@ TEST(base_own, acquire_release_refcount) {
         set_emu_env(2, dir);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
-        EXPECT_EQ(uct_gaudi_base_device(0), dev->info);
+        EXPECT_EQ(uct_gaudi_lib_device(0), dev->info);
         EXPECT_STREQ("gaudi0", dev->name);
         EXPECT_GE(dev->fd, 0);
         EXPECT_FALSE(dev->adopted);
@@ -62,12 +62,12 @@ TEST(base_own, select_by_config) {
             char value[32];
 
             set_emu_env(2, dir);
-            ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+            ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             /* all three name logical device 1 (module id 0) */
             snprintf(value, sizeof(value), spec,
-                     uct_gaudi_base_device(1)->pci.bus);
+                     uct_gaudi_lib_device(1)->pci.bus);
             setenv("UCX_GAUDI_DEVICE", value, 1);
-            uct_gaudi_base_cleanup();
+            uct_gaudi_lib_cleanup();
 
             dev = acquire_device();
             ASSERT_TRUE(dev != NULL) << value;
@@ -90,7 +90,7 @@ TEST(base_own, select_invalid) {
 
             set_emu_env(2, dir);
             setenv("UCX_GAUDI_DEVICE", spec, 1);
-            ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+            ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev)) << spec;
             EXPECT_EQ(1u, log.count("does not name one of the 2 Gaudi "
                                     "devices")) << spec;
@@ -135,16 +135,16 @@ TEST(base_own, exclusive_across_processes) {
         log_capture log;
 
         set_emu_env(2, dir);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("all 2 Gaudi devices are busy (owned by "
                                 "other processes)"));
 
         /* a device named explicitly: the same, said about that device */
         log.clear();
-        uct_gaudi_base_cleanup();
+        uct_gaudi_lib_cleanup();
         setenv("UCX_GAUDI_DEVICE", "1", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("gaudi1"));
         EXPECT_EQ(1u, log.count("is busy (owned by another process)"));
@@ -179,8 +179,8 @@ TEST(base_own, adopt_open_compute_fd) {
         int app_fd;
 
         set_emu_env(2, dir);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        info   = uct_gaudi_base_device(1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        info   = uct_gaudi_lib_device(1);
         app_fd = uct_gaudi_seam_ops->open(info->compute_path,
                                           O_RDWR | O_CLOEXEC);
         ASSERT_GE(app_fd, 0) << strerror(errno);
@@ -216,9 +216,9 @@ TEST(base_own, adopt_wins_over_config) {
 
         set_emu_env(2, dir);
         setenv("UCX_GAUDI_DEVICE", "0", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         app_fd = uct_gaudi_seam_ops->open(
-                uct_gaudi_base_device(1)->compute_path, O_RDWR | O_CLOEXEC);
+                uct_gaudi_lib_device(1)->compute_path, O_RDWR | O_CLOEXEC);
         ASSERT_GE(app_fd, 0);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
@@ -237,16 +237,16 @@ TEST(base_own, gaudi3_not_owned) {
         log_capture log;
 
         set_emu_env(2, dir, "gaudi3");
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
-        EXPECT_EQ(2u, uct_gaudi_base_num_devices());
-        EXPECT_EQ(0u, uct_gaudi_base_num_usable());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        EXPECT_EQ(2u, uct_gaudi_lib_num_devices());
+        EXPECT_EQ(0u, uct_gaudi_lib_num_usable());
         EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
 
         setenv("UCX_GAUDI_DEVICE", "0", 1);
-        uct_gaudi_base_cleanup();
+        uct_gaudi_lib_cleanup();
         log.clear();
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
     });
@@ -348,7 +348,7 @@ TEST(base_own, assign_forced_module_busy) {
             for (const auto &var : env) {
                 setenv(var.first, var.second, 1);
             }
-            ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+            ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
             ASSERT_EQ(1u, log.messages().size());
             EXPECT_NE(std::string::npos, log.messages()[0].find(
@@ -363,7 +363,7 @@ TEST(base_own, assign_forced_module_busy) {
 
             /* nothing else was opened: every other device is still free */
             for (i = 0; i < 8; ++i) {
-                info = uct_gaudi_base_device(i);
+                info = uct_gaudi_lib_device(i);
                 if (info->module_id == 2) {
                     continue;
                 }
@@ -401,7 +401,7 @@ TEST(base_own, assign_numa_node) {
             ASSERT_TRUE(dev != NULL);
             /* placed by the emulator even on a host of one node */
             for (i = 0; i < 8; ++i) {
-                EXPECT_EQ((int)i / 4, uct_gaudi_base_device(i)->numa_node);
+                EXPECT_EQ((int)i / 4, uct_gaudi_lib_device(i)->numa_node);
             }
             EXPECT_EQ(4 * node, dev->info->index);
             EXPECT_EQ((int)node, dev->info->numa_node);
@@ -449,9 +449,9 @@ TEST(base_own, assign_adopted_device_kept) {
         set_emu_env(8, dir);
         setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);
         setenv("HLS_MODULE_ID", "1", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         app_fd = uct_gaudi_seam_ops->open(
-                uct_gaudi_base_device(0)->compute_path, O_RDWR | O_CLOEXEC);
+                uct_gaudi_lib_device(0)->compute_path, O_RDWR | O_CLOEXEC);
         ASSERT_GE(app_fd, 0);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
@@ -474,7 +474,7 @@ TEST(base_own, assign_failure_said_once) {
 
         set_emu_env(2, dir);
         setenv("HLS_MODULE_ID", "9", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("HLS_MODULE_ID=9: no Gaudi device has module "

@@ -20,7 +20,7 @@
 #include <vector>
 
 extern "C" {
-#include <uct/gaudi/base/gaudi_share.h>
+#include <uct/gaudi/drv/gaudi_share.h>
 #include <uct/gaudi/emu/gaudi_emu.h>
 }
 
@@ -68,15 +68,15 @@ static void open_every_device(const char *abi, bool oot)
     for (i = 0; i < NUM_DEVICES; ++i) {
         snprintf(value, sizeof(value), "%u", i);
         setenv("UCX_GAUDI_DEVICE", value, 1);
-        uct_gaudi_base_cleanup();
+        uct_gaudi_lib_cleanup();
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL) << abi << " device " << i;
         EXPECT_STREQ(abi, uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
         EXPECT_EQ(oot ? UCT_GAUDI_DRIVER_OOT : UCT_GAUDI_DRIVER_UPSTREAM,
                   uct_gaudi_ioctl_driver()) << abi;
-        EXPECT_EQ(imports(abi, oot), !!uct_gaudi_dev_can_import(dev))
+        EXPECT_EQ(imports(abi, oot), !!uct_gaudi_share_can_import(dev))
                 << abi << (oot ? " oot" : " upstream") << " device " << i;
-        EXPECT_EQ(imports(abi, oot), !!uct_gaudi_dev_can_import(dev));
+        EXPECT_EQ(imports(abi, oot), !!uct_gaudi_share_can_import(dev));
         uct_gaudi_dev_release(dev);
     }
 }
@@ -205,7 +205,7 @@ TEST(base_probe, abi_without_or_against_sysfs) {
             std::vector<std::string> hidden, invented;
 
             set_emu_env(NUM_DEVICES, dir, "gaudi2", c.abi);
-            ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+            ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             ASSERT_EQ(0u, kernel_log_errors()) << c.abi;
             if (c.hide != NULL) {
                 hidden.push_back(c.hide);
@@ -234,7 +234,7 @@ TEST(base_probe, import_without_module_version) {
 
             set_emu_env(1, dir, "gaudi2", "drm");
             setenv("UCX_GAUDI_EMU_OOT_IMPORT", oot ? "y" : "n", 1);
-            ASSERT_EQ(UCS_OK, uct_gaudi_base_init());
+            ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             EXPECT_EQ(0u, probe_through_lies({"/sys/module/habanalabs",
                                               "/version"}, {}));
             EXPECT_EQ(UCT_GAUDI_DRIVER_UNKNOWN, uct_gaudi_ioctl_driver());
@@ -242,7 +242,7 @@ TEST(base_probe, import_without_module_version) {
             for (i = 0; i < 3; ++i) {
                 dev = acquire_device();
                 ASSERT_TRUE(dev != NULL);
-                EXPECT_EQ(oot, !!uct_gaudi_dev_can_import(dev));
+                EXPECT_EQ(oot, !!uct_gaudi_share_can_import(dev));
                 uct_gaudi_dev_release(dev);
             }
             EXPECT_EQ(1u, kernel_log_errors()) << (oot ? "oot" : "upstream");

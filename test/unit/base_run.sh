@@ -3,7 +3,7 @@
 # Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
 # See file LICENSE for terms.
 #
-# Build and run the base-layer unit tests on their own, against the built
+# Build and run the driver-library unit tests on their own, against the built
 # UCX (headers of the grafted source tree, libraries of the install prefix)
 # and the emulator compiled from src/uct/gaudi/emu. Extra arguments go to
 # the test binary (e.g. --gtest_filter='base_dma.*').
@@ -29,7 +29,7 @@ cppflags="-DHAVE_CONFIG_H -I$UCX_SRC -I$UCX_SRC/src -I$top/src"
 
 mkdir -p "$out/obj"
 
-# the emulator, next to the test binary where the base layer looks first
+# the emulator, next to the test binary where the driver library looks first
 gcc -std=gnu99 -O2 -g -fPIC -shared -fvisibility=hidden -Wall \
     -I"$top/src" -o "$out/libgaudi_emu.so.0" "$gaudi"/emu/*.c -lpthread
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 extern "C" {
-#include <uct/gaudi/base/gaudi_dma.h>
-#include <uct/gaudi/base/gaudi_share.h>
+#include <uct/gaudi/drv/gaudi_dma.h>
+#include <uct/gaudi/drv/gaudi_share.h>
 #include <uct/gaudi/emu/gaudi_emu.h>
 }
 
@@ -41,7 +41,7 @@ static void check_export_import(const char *asic, const char *abi)
 
     /* any range inside exports the whole allocation; the 6.1 handle form
      * has no offset: there it is the whole chunk the allocation is in */
-    ASSERT_EQ(UCS_OK, uct_gaudi_mem_export(dev, mem.dva + 4096, 100, &exp))
+    ASSERT_EQ(UCS_OK, uct_gaudi_share_export(dev, mem.dva + 4096, 100, &exp))
             << asic << "/" << abi;
     EXPECT_GE(exp.fd, 0);
     if (std::string(asic) == "gaudi2" && std::string(abi) == "misc") {
@@ -58,16 +58,16 @@ static void check_export_import(const char *asic, const char *abi)
         uct_gaudi_export_t bad;
 
         EXPECT_EQ(UCS_ERR_INVALID_ADDR,
-                  uct_gaudi_mem_export(dev, mem.dva + mem.length, 1, &bad));
+                  uct_gaudi_share_export(dev, mem.dva + mem.length, 1, &bad));
         EXPECT_EQ(1u, log.count("not inside a device allocation"));
     }
 
     /* the emulator imports like the out-of-tree driver by default, which
      * speaks the DRM generation; elsewhere the exporter's own fd is the
      * reference that pins the memory */
-    EXPECT_EQ(std::string(abi) == "drm", !!uct_gaudi_dev_can_import(dev));
-    if (uct_gaudi_dev_can_import(dev)) {
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_import(dev, exp.fd, exp.length,
+    EXPECT_EQ(std::string(abi) == "drm", !!uct_gaudi_share_can_import(dev));
+    if (uct_gaudi_share_can_import(dev)) {
+        ASSERT_EQ(UCS_OK, uct_gaudi_share_import(dev, exp.fd, exp.length,
                                                &dva));
         EXPECT_NE(0u, dva);
         close(exp.fd);
@@ -81,7 +81,7 @@ static void check_export_import(const char *asic, const char *abi)
      * nothing the driver knows of) */
     EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
     if (std::string(asic) == "gaudi2") {
-        EXPECT_EQ(1u, dev->mem.num_deferred);
+        EXPECT_EQ(1u, dev->mem->num_deferred);
         EXPECT_EQ(1u, uct_gaudi_mem_retry_deferred(dev));
     }
 
@@ -93,7 +93,7 @@ static void check_export_import(const char *asic, const char *abi)
         close(exp.fd);
     }
     EXPECT_EQ(0u, uct_gaudi_mem_retry_deferred(dev));
-    EXPECT_EQ(0u, dev->mem.count);
+    EXPECT_EQ(0u, dev->mem->count);
     uct_gaudi_dev_release(dev);
 }
 
@@ -122,8 +122,8 @@ TEST(base_share, import_unsupported) {
         setenv("UCX_GAUDI_EMU_OOT_IMPORT", "n", 1);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
-        EXPECT_FALSE(uct_gaudi_dev_can_import(dev));
-        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_mem_import(dev, 0, MB, &dva));
+        EXPECT_FALSE(uct_gaudi_share_can_import(dev));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_share_import(dev, 0, MB, &dva));
         uct_gaudi_dev_release(dev);
     });
 }
@@ -140,10 +140,10 @@ TEST(base_share, free_without_importer) {
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_export(dev, mem.dva, MB, &exp));
+        ASSERT_EQ(UCS_OK, uct_gaudi_share_export(dev, mem.dva, MB, &exp));
         close(exp.fd);  /* nobody holds the DMA-BUF: released at once */
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        EXPECT_EQ(0u, dev->mem.num_deferred);
+        EXPECT_EQ(0u, dev->mem->num_deferred);
         uct_gaudi_dev_release(dev);
     });
 }
@@ -177,10 +177,10 @@ TEST(base_share, export_carries_chunk_offset) {
                                                   pattern.size(),
                                                   UCT_GAUDI_DMA_H2D));
 
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_export(dev, b.dva, 8192, &exp));
+        ASSERT_EQ(UCS_OK, uct_gaudi_share_export(dev, b.dva, 8192, &exp));
         EXPECT_EQ(b.dva, exp.base);
         EXPECT_EQ(b.length, exp.length);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_import(dev, exp.fd, exp.length,
+        ASSERT_EQ(UCS_OK, uct_gaudi_share_import(dev, exp.fd, exp.length,
                                                &dva));
         close(exp.fd);
         ASSERT_EQ(UCS_OK, uct_gaudi_dma_copy_host(dev, back.data(),
@@ -190,7 +190,7 @@ TEST(base_share, export_carries_chunk_offset) {
 
         /* freed while imported: kept out of reuse, the chunk stays */
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &b));
-        EXPECT_EQ(1u, dev->mem.num_chunks);
+        EXPECT_EQ(1u, dev->mem->num_chunks);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 8192, &b));
         EXPECT_NE(exp.base, b.dva);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &b));
@@ -198,8 +198,8 @@ TEST(base_share, export_carries_chunk_offset) {
         /* the last allocation goes: the chunk is released once the
          * importer lets go */
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &a));
-        EXPECT_EQ(0u, dev->mem.num_chunks);
-        EXPECT_EQ(1u, dev->mem.num_deferred);
+        EXPECT_EQ(0u, dev->mem->num_chunks);
+        EXPECT_EQ(1u, dev->mem->num_deferred);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dva));
         EXPECT_EQ(0u, uct_gaudi_mem_retry_deferred(dev));
         uct_gaudi_dev_release(dev);
@@ -228,8 +228,8 @@ TEST(base_share, import_probe_is_quiet) {
             for (i = 0; i < 2; ++i) {
                 dev = acquire_device();
                 ASSERT_TRUE(dev != NULL);
-                EXPECT_FALSE(uct_gaudi_dev_can_import(dev)) << abi;
-                EXPECT_FALSE(uct_gaudi_dev_can_import(dev)) << abi;
+                EXPECT_FALSE(uct_gaudi_share_can_import(dev)) << abi;
+                EXPECT_FALSE(uct_gaudi_share_can_import(dev)) << abi;
                 uct_gaudi_dev_release(dev);
             }
 

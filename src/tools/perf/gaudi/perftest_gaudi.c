@@ -10,7 +10,7 @@
 
 #include <tools/perf/lib/libperf_int.h>
 
-#include <uct/gaudi/base/gaudi_buf.h>
+#include <uct/gaudi/drv/gaudi_buf.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/compiler.h>
 

@@ -9,9 +9,9 @@
 #endif
 
 #include "gaudi_bounce.h"
-#include "gaudi_dma.h"
-#include "gaudi_mem.h"
-#include "gaudi_own.h"
+#include <uct/gaudi/drv/gaudi_dma.h>
+#include <uct/gaudi/drv/gaudi_mem.h>
+#include <uct/gaudi/drv/gaudi_own.h>
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>

@@ -13,7 +13,7 @@
  * operations): mapping host memory per operation would pin pages each time.
  */
 
-#include "gaudi_dev.h"
+#include <uct/gaudi/drv/gaudi_device.h>
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>

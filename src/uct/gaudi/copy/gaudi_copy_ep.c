@@ -12,7 +12,7 @@
 #include "gaudi_copy_iface.h"
 #include "gaudi_copy_md.h"
 
-#include <uct/gaudi/base/gaudi_dma.h>
+#include <uct/gaudi/drv/gaudi_dma.h>
 #include <uct/base/uct_iov.inl>
 #include <ucs/debug/log.h>
 #include <ucs/profile/profile.h>

@@ -12,8 +12,8 @@
 #include "gaudi_copy_md.h"
 #include "gaudi_copy_ep.h"
 
-#include <uct/gaudi/base/gaudi_base.h>
-#include <uct/gaudi/base/gaudi_mem.h>
+#include <uct/gaudi/drv/gaudi_lib.h>
+#include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/math.h>

@@ -8,9 +8,9 @@
 #define UCT_GAUDI_COPY_IFACE_H_
 
 #include <uct/base/uct_iface.h>
-#include <uct/gaudi/base/gaudi_own.h>
+#include <uct/gaudi/drv/gaudi_own.h>
 #include <uct/gaudi/base/gaudi_bounce.h>
-#include <uct/gaudi/base/gaudi_dma.h>
+#include <uct/gaudi/drv/gaudi_dma.h>
 #include <ucs/datastruct/mpool.h>
 #include <ucs/datastruct/queue_types.h>
 #include <ucs/stats/stats.h>

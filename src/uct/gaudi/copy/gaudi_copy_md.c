@@ -10,7 +10,7 @@
 
 #include "gaudi_copy_md.h"
 
-#include <uct/gaudi/base/gaudi_base.h>
+#include <uct/gaudi/drv/gaudi_lib.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/profile/profile.h>
@@ -370,8 +370,8 @@ uct_gaudi_copy_query_md_resources(uct_component_t *component,
                                   uct_md_resource_desc_t **resources_p,
                                   unsigned *num_resources_p)
 {
-    if ((uct_gaudi_base_init() != UCS_OK) ||
-        (uct_gaudi_base_num_usable() == 0)) {
+    if ((uct_gaudi_lib_init() != UCS_OK) ||
+        (uct_gaudi_lib_num_usable() == 0)) {
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 

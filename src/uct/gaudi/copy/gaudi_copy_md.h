@@ -8,8 +8,8 @@
 #define UCT_GAUDI_COPY_MD_H_
 
 #include <uct/base/uct_md.h>
-#include <uct/gaudi/base/gaudi_own.h>
-#include <uct/gaudi/base/gaudi_mem.h>
+#include <uct/gaudi/drv/gaudi_own.h>
+#include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/memory/rcache.h>
 
 

@@ -16,8 +16,8 @@
  * environment itself and does not depend on UCS.
  */
 
-#include <uct/gaudi/base/gaudi_drv.h>
-#include <uct/gaudi/base/gaudi_abi.h>
+#include <uct/gaudi/drv/gaudi_drv.h>
+#include <uct/gaudi/drv/gaudi_abi.h>
 #include <stdint.h>
 
 #define GAUDI_EMU_INIT_SYMBOL "gaudi_emu_init"
@@ -79,7 +79,7 @@ typedef void (*gaudi_emu_fini_func_t)(void);
 /*
  * Accounting of this process's emulated nodes, for tests that check that
  * nothing leaks ("the fd, VA and pinned-memory counts return to their
- * starting values"). Not part of the driver ABI. The base layer loads the
+ * starting values"). Not part of the driver ABI. The driver library loads the
  * library RTLD_LOCAL, so tests find it with dlopen("libgaudi_emu.so",
  * RTLD_NOLOAD) and dlsym(handle, GAUDI_EMU_STATS_SYMBOL).
  */

@@ -11,8 +11,8 @@
 #include "gaudi_ipc_cache.h"
 #include "gaudi_ipc_srv.h"
 
-#include <uct/gaudi/base/gaudi_mem.h>
-#include <uct/gaudi/base/gaudi_share.h>
+#include <uct/gaudi/drv/gaudi_mem.h>
+#include <uct/gaudi/drv/gaudi_share.h>
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -279,7 +279,7 @@ static ucs_status_t uct_gaudi_ipc_cache_import(uct_gaudi_ipc_cache_t *cache,
         return status;
     }
 
-    status = uct_gaudi_mem_import(cache->dev, fd, key->length, dva_p);
+    status = uct_gaudi_share_import(cache->dev, fd, key->length, dva_p);
     close(fd);  /* the import holds the buffer */
     return status;
 }

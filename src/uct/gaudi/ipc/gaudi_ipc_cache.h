@@ -23,7 +23,7 @@
 #include "gaudi_ipc_proto.h"
 #include "gaudi_ipc_srv.h"
 
-#include <uct/gaudi/base/gaudi_own.h>
+#include <uct/gaudi/drv/gaudi_own.h>
 #include <ucs/datastruct/khash.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/pgtable.h>

@@ -11,7 +11,7 @@
 #include "gaudi_ipc_ep.h"
 #include "gaudi_ipc_iface.h"
 
-#include <uct/gaudi/base/gaudi_mem.h>
+#include <uct/gaudi/drv/gaudi_mem.h>
 #include <uct/base/uct_iov.inl>
 #include <ucs/debug/log.h>
 #include <ucs/profile/profile.h>

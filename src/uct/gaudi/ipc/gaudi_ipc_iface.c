@@ -11,9 +11,9 @@
 #include "gaudi_ipc_iface.h"
 #include "gaudi_ipc_ep.h"
 
-#include <uct/gaudi/base/gaudi_base.h>
-#include <uct/gaudi/base/gaudi_mem.h>
-#include <uct/gaudi/base/gaudi_share.h>
+#include <uct/gaudi/drv/gaudi_lib.h>
+#include <uct/gaudi/drv/gaudi_mem.h>
+#include <uct/gaudi/drv/gaudi_share.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/sys.h>
@@ -115,7 +115,7 @@ uct_gaudi_ipc_iface_is_reachable(const uct_iface_h tl_iface,
     return uct_iface_local_is_reachable((uct_gaudi_ipc_device_addr_t*)dev_addr,
                                         UCS_SYS_NS_TYPE_NET) &&
            (pid != (uct_gaudi_ipc_iface_addr_t)getpid()) &&
-           uct_gaudi_dev_can_import(iface->dev);
+           uct_gaudi_share_can_import(iface->dev);
 }
 
 static void uct_gaudi_ipc_iface_set_rma_caps(uct_gaudi_ipc_iface_t *iface,

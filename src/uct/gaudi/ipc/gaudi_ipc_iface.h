@@ -11,7 +11,7 @@
 
 #include <uct/base/uct_iface.h>
 #include <uct/gaudi/base/gaudi_bounce.h>
-#include <uct/gaudi/base/gaudi_dma.h>
+#include <uct/gaudi/drv/gaudi_dma.h>
 #include <ucs/datastruct/mpool.h>
 #include <ucs/datastruct/queue_types.h>
 #include <ucs/time/time_def.h>

@@ -10,8 +10,8 @@
 
 #include "gaudi_ipc_md.h"
 
-#include <uct/gaudi/base/gaudi_base.h>
-#include <uct/gaudi/base/gaudi_mem.h>
+#include <uct/gaudi/drv/gaudi_lib.h>
+#include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -285,14 +285,14 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
 
     /* an export covers the allocation, or its whole chunk (6.1 handles):
      * the registrations of everything it covers share it */
-    uct_gaudi_mem_export_range(md->dev, &mem, &base, &exp_length);
+    uct_gaudi_share_export_range(md->dev, &mem, &base, &exp_length);
     export = uct_gaudi_ipc_md_find(&md->by_base, base);
     if (export != NULL) {
         *export_p = export;
         return UCS_OK;
     }
 
-    status = uct_gaudi_mem_export(md->dev, address, length, &exp);
+    status = uct_gaudi_share_export(md->dev, address, length, &exp);
     if (status != UCS_OK) {
         return status;
     }
@@ -509,7 +509,7 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
     md = uct_gaudi_ipc_md_singleton;
     if ((md == NULL) || (key->system_id != md->system_id) ||
         (key->pid == getpid()) || (key->export_id == 0) ||
-        !uct_gaudi_dev_can_import(md->dev)) {
+        !uct_gaudi_share_can_import(md->dev)) {
         ucs_debug("gaudi_ipc: remote key of pid %d unreachable: %s",
                   key->pid, (md == NULL) ? "no gaudi_ipc memory domain" :
                   (key->export_id == 0) ? "memory not exported (allocated "
@@ -699,8 +699,8 @@ uct_gaudi_ipc_query_md_resources(uct_component_t *component,
                                  uct_md_resource_desc_t **resources_p,
                                  unsigned *num_resources_p)
 {
-    if ((uct_gaudi_base_init() != UCS_OK) ||
-        (uct_gaudi_base_num_usable() == 0)) {
+    if ((uct_gaudi_lib_init() != UCS_OK) ||
+        (uct_gaudi_lib_num_usable() == 0)) {
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 

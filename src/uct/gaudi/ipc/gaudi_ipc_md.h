@@ -12,8 +12,8 @@
 #include "gaudi_ipc_srv.h"
 
 #include <uct/base/uct_md.h>
-#include <uct/gaudi/base/gaudi_own.h>
-#include <uct/gaudi/base/gaudi_share.h>
+#include <uct/gaudi/drv/gaudi_own.h>
+#include <uct/gaudi/drv/gaudi_share.h>
 #include <ucs/datastruct/khash.h>
 #include <pthread.h>
 

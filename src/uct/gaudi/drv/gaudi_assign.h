@@ -27,7 +27,7 @@
  * any input.
  */
 
-#include "gaudi_dev.h"
+#include "gaudi_discover.h"
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>

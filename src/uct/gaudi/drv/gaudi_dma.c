@@ -9,10 +9,10 @@
 #endif
 
 #include "gaudi_dma.h"
-#include "gaudi_base.h"
+#include "gaudi_lib.h"
 #include "gaudi_err.h"
 #include "gaudi_ioctl.h"
-#include "gaudi_own.h"
+#include "gaudi_mem.h"
 #include "gaudi_seam.h"
 
 #include <uct/base/uct_iface.h>
@@ -190,7 +190,7 @@ static ucs_status_t uct_gaudi_dma_cbs_create(uct_gaudi_dma_chan_t *chan)
 
 static ucs_status_t uct_gaudi_dma_check(uct_gaudi_dev_t *dev)
 {
-    if (!dev->dma.ready) {
+    if (!dev->dma->ready) {
         ucs_error("%s: DMA on %s is not supported (its queues are not part of "
                   "any public driver uAPI)", dev->name,
                   uct_gaudi_dev_asic_name(dev->info->asic));
@@ -219,7 +219,7 @@ ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
     chan->max_pkts  = ucs_max(max_batch, 1);
     chan->cb_size   = chan->max_pkts * sizeof(struct uct_gaudi_pkt_lin_dma);
     chan->max_tsize = UCT_GAUDI_LIN_DMA_MAX_TSIZE;
-    chan->timeout   = uct_gaudi_base_config()->dma_timeout;
+    chan->timeout   = uct_gaudi_lib_config()->dma_timeout;
     chan->descs     = ucs_calloc(chan->num_descs, sizeof(*chan->descs),
                                  "gaudi_dma_descs");
     if (chan->descs == NULL) {
@@ -297,7 +297,7 @@ static uint32_t uct_gaudi_dma_gaudi2_d2d_queue(uct_gaudi_dev_t *dev)
 
 static void uct_gaudi_dma_set_queues(uct_gaudi_dev_t *dev)
 {
-    uint32_t *queue = dev->dma.queue;
+    uint32_t *queue = dev->dma->queue;
 
     if (uct_gaudi_dma_is_gaudi1(dev)) {
         /* external queues (kernel CBs, completion tracked); device to
@@ -314,7 +314,7 @@ static void uct_gaudi_dma_set_queues(uct_gaudi_dev_t *dev)
 
 ucs_status_t uct_gaudi_dma_init(uct_gaudi_dev_t *dev)
 {
-    uct_gaudi_dma_ctx_t *ctx = &dev->dma;
+    uct_gaudi_dma_ctx_t *ctx = dev->dma;
     ucs_status_t status;
 
     memset(ctx, 0, sizeof(*ctx));
@@ -336,9 +336,9 @@ ucs_status_t uct_gaudi_dma_init(uct_gaudi_dev_t *dev)
 
 void uct_gaudi_dma_cleanup(uct_gaudi_dev_t *dev)
 {
-    if (dev->dma.ready) {
-        uct_gaudi_dma_chan_cleanup(&dev->dma.sync);
-        dev->dma.ready = 0;
+    if (dev->dma->ready) {
+        uct_gaudi_dma_chan_cleanup(&dev->dma->sync);
+        dev->dma->ready = 0;
     }
 }
 
@@ -516,7 +516,7 @@ static ucs_status_t uct_gaudi_dma_post_batch(uct_gaudi_dma_chan_t *chan,
     index  = chan->free_head;
     desc   = &chan->descs[index];
     uct_gaudi_dma_write_batch(chan, desc->cb, batch);
-    status = uct_gaudi_dma_submit(chan, desc, dev->dma.queue[dir],
+    status = uct_gaudi_dma_submit(chan, desc, dev->dma->queue[dir],
                                   num_pkts * sizeof(struct uct_gaudi_pkt_lin_dma));
     if (status == UCS_ERR_NO_RESOURCE) {
         goto out_no_resource;
@@ -534,9 +534,9 @@ static ucs_status_t uct_gaudi_dma_post_batch(uct_gaudi_dma_chan_t *chan,
     ++chan->in_flight;
     ++chan->counters.num_cs;
     ++chan->counters.posted[dir];
-    ++dev->dma.num_cs;
+    ++dev->dma->num_cs;
     ucs_trace_data("%s: CS %" PRIu64 " of %u packets on queue %u", dev->name,
-                   desc->seq, num_pkts, dev->dma.queue[dir]);
+                   desc->seq, num_pkts, dev->dma->queue[dir]);
     status = UCS_INPROGRESS;
     goto out;
 
@@ -770,7 +770,7 @@ static ucs_status_t uct_gaudi_dma_sync(uct_gaudi_dev_t *dev,
                                        const uct_gaudi_dma_batch_t *batch,
                                        uct_gaudi_dma_dir_t dir)
 {
-    uct_gaudi_dma_chan_t *chan = &dev->dma.sync;
+    uct_gaudi_dma_chan_t *chan = &dev->dma->sync;
     uct_completion_t comp      = {uct_gaudi_dma_wait_comp, 1, UCS_OK};
     ucs_time_t deadline        = ucs_get_time() +
                                  ucs_time_from_sec(chan->timeout);

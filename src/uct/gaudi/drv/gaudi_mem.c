@@ -11,7 +11,7 @@
 #include "gaudi_mem.h"
 #include "gaudi_err.h"
 #include "gaudi_ioctl.h"
-#include "gaudi_own.h"
+#include "gaudi_device.h"
 
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
@@ -102,19 +102,16 @@ static ucs_status_t uct_gaudi_mem_op(uct_gaudi_dev_t *dev,
 
 ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev)
 {
-    uct_gaudi_mem_ctx_t *ctx = &dev->mem;
+    uct_gaudi_mem_ctx_t *ctx = dev->mem;
     ucs_status_t status;
-
-    status = ucs_recursive_spinlock_init(&ctx->lock, 0);
-    if (status != UCS_OK) {
-        return status;
-    }
 
     status = ucs_pgtable_init(&ctx->allocs, uct_gaudi_mem_pgd_alloc,
                               uct_gaudi_mem_pgd_release);
     if (status != UCS_OK) {
-        goto err_lock;
+        return status;
     }
+
+    pthread_mutex_init(&ctx->lock, NULL);
 
     ctx->count        = 0;
     ctx->num_chunks   = 0;
@@ -140,9 +137,8 @@ ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev)
     return UCS_OK;
 
 err_pgtable:
+    pthread_mutex_destroy(&ctx->lock);
     ucs_pgtable_cleanup(&ctx->allocs);
-err_lock:
-    ucs_recursive_spinlock_destroy(&ctx->lock);
     return status;
 }
 
@@ -163,12 +159,12 @@ static ucs_status_t uct_gaudi_mem_track(uct_gaudi_dev_t *dev,
     region->chunk       = chunk;
     region->exported    = 0;
 
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    status = ucs_pgtable_insert(&dev->mem.allocs, &region->super);
+    pthread_mutex_lock(&dev->mem->lock);
+    status = ucs_pgtable_insert(&dev->mem->allocs, &region->super);
     if (status == UCS_OK) {
-        ++dev->mem.count;
+        ++dev->mem->count;
     }
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_unlock(&dev->mem->lock);
 
     if (status != UCS_OK) {
         ucs_error("%s: failed to track allocation 0x%" PRIx64 "+%zu: %s",
@@ -191,16 +187,16 @@ static uct_gaudi_mem_region_t *uct_gaudi_mem_untrack(uct_gaudi_dev_t *dev,
 {
     ucs_pgt_region_t *pgt_region;
 
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    pgt_region = ucs_pgtable_lookup(&dev->mem.allocs, dva);
+    pthread_mutex_lock(&dev->mem->lock);
+    pgt_region = ucs_pgtable_lookup(&dev->mem->allocs, dva);
     if ((pgt_region == NULL) || (pgt_region->start != dva)) {
-        ucs_recursive_spin_unlock(&dev->mem.lock);
+        pthread_mutex_unlock(&dev->mem->lock);
         return NULL;
     }
 
-    ucs_pgtable_remove(&dev->mem.allocs, pgt_region);
-    --dev->mem.count;
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    ucs_pgtable_remove(&dev->mem->allocs, pgt_region);
+    --dev->mem->count;
+    pthread_mutex_unlock(&dev->mem->lock);
 
     if (!uct_gaudi_mem_in_memtype_range(dev, pgt_region->start,
                                         pgt_region->end - pgt_region->start)) {
@@ -288,27 +284,27 @@ static ucs_status_t uct_gaudi_mem_alloc_carved(uct_gaudi_dev_t *dev,
     uct_gaudi_chunk_t *chunk;
     ucs_status_t status;
 
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    status = uct_gaudi_chunk_carve(&dev->mem.chunks, length, &chunk,
+    pthread_mutex_lock(&dev->mem->lock);
+    status = uct_gaudi_chunk_carve(&dev->mem->chunks, length, &chunk,
                                    &mem->dva, &mem->length);
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_unlock(&dev->mem->lock);
     if (status != UCS_OK) {
-        if (length > SIZE_MAX - dev->mem.granule) {
+        if (length > SIZE_MAX - dev->mem->granule) {
             return UCS_ERR_NO_MEMORY;
         }
 
         status = uct_gaudi_mem_chunk_new(dev, ucs_align_up(length,
-                                                           dev->mem.granule),
+                                                           dev->mem->granule),
                                          &chunk);
         if (status != UCS_OK) {
             return status;
         }
 
-        ucs_recursive_spin_lock(&dev->mem.lock);
-        ucs_list_add_tail(&dev->mem.chunks, &chunk->list);
-        ++dev->mem.num_chunks;
+        pthread_mutex_lock(&dev->mem->lock);
+        ucs_list_add_tail(&dev->mem->chunks, &chunk->list);
+        ++dev->mem->num_chunks;
         status = uct_gaudi_chunk_get(chunk, length, &mem->dva, &mem->length);
-        ucs_recursive_spin_unlock(&dev->mem.lock);
+        pthread_mutex_unlock(&dev->mem->lock);
         ucs_assert_always(status == UCS_OK); /* a fresh chunk has room */
     }
 
@@ -340,13 +336,13 @@ static ucs_status_t uct_gaudi_mem_alloc_phys(uct_gaudi_dev_t *dev,
     uint64_t size = mem->length;
     ucs_status_t status;
 
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    status = uct_gaudi_pool_alloc(&dev->mem.pool, &size, &mem->dva);
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_lock(&dev->mem->lock);
+    status = uct_gaudi_pool_alloc(&dev->mem->pool, &size, &mem->dva);
+    pthread_mutex_unlock(&dev->mem->lock);
     if (status != UCS_OK) {
         ucs_error("%s: out of device memory for %zu bytes (%" PRIu64
                   " free)", dev->name, mem->length,
-                  uct_gaudi_pool_free_size(&dev->mem.pool));
+                  uct_gaudi_pool_free_size(&dev->mem->pool));
         return status;
     }
 
@@ -357,9 +353,9 @@ static ucs_status_t uct_gaudi_mem_alloc_phys(uct_gaudi_dev_t *dev,
     status            = uct_gaudi_mem_account(dev, HL_MEM_OP_ALLOC,
                                               mem->length);
     if (status != UCS_OK) {
-        ucs_recursive_spin_lock(&dev->mem.lock);
-        uct_gaudi_pool_free(&dev->mem.pool, mem->dva, size);
-        ucs_recursive_spin_unlock(&dev->mem.lock);
+        pthread_mutex_lock(&dev->mem->lock);
+        uct_gaudi_pool_free(&dev->mem->pool, mem->dva, size);
+        pthread_mutex_unlock(&dev->mem->lock);
     }
 
     return status;
@@ -368,9 +364,9 @@ static ucs_status_t uct_gaudi_mem_alloc_phys(uct_gaudi_dev_t *dev,
 static void uct_gaudi_mem_release_phys(uct_gaudi_dev_t *dev, uint64_t dva,
                                        size_t length)
 {
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    uct_gaudi_pool_free(&dev->mem.pool, dva, length);
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_lock(&dev->mem->lock);
+    uct_gaudi_pool_free(&dev->mem->pool, dva, length);
+    pthread_mutex_unlock(&dev->mem->lock);
     /* a failure only skews the driver's usage counters */
     uct_gaudi_mem_account(dev, HL_MEM_OP_FREE, length);
 }
@@ -407,8 +403,8 @@ static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
     int exported = chunk->exported || (chunk->num_held > 0);
     ucs_status_t status;
 
-    if (chunk->exported && (dev->mem.free_cb != NULL)) {
-        dev->mem.free_cb(dev->mem.free_arg, chunk->dva, chunk->length);
+    if (chunk->exported && (dev->mem->free_cb != NULL)) {
+        dev->mem->free_cb(dev->mem->free_arg, chunk->dva, chunk->length);
     }
 
     /* an exported chunk may still be imported by a peer: the driver then
@@ -426,10 +422,10 @@ static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
     ucs_debug("%s: chunk 0x%" PRIx64 "+%zu is still held by the driver "
               "(imported by a peer?): its release is deferred", dev->name,
               chunk->dva, chunk->length);
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    ucs_list_add_tail(&dev->mem.deferred, &chunk->list);
-    ++dev->mem.num_deferred;
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_lock(&dev->mem->lock);
+    ucs_list_add_tail(&dev->mem->deferred, &chunk->list);
+    ++dev->mem->num_deferred;
+    pthread_mutex_unlock(&dev->mem->lock);
 }
 
 ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
@@ -469,13 +465,13 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
             return status;
         }
 
-        ucs_recursive_spin_lock(&dev->mem.lock);
+        pthread_mutex_lock(&dev->mem->lock);
         empty = uct_gaudi_chunk_put(chunk, mem->dva, mem->length, 0);
         if (empty) {
             ucs_list_del(&chunk->list);
-            --dev->mem.num_chunks;
+            --dev->mem->num_chunks;
         }
-        ucs_recursive_spin_unlock(&dev->mem.lock);
+        pthread_mutex_unlock(&dev->mem->lock);
         if (empty) {
             uct_gaudi_mem_chunk_drop(dev, chunk);
         }
@@ -491,10 +487,10 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
 void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
                                uct_gaudi_mem_free_cb_t cb, void *arg)
 {
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    dev->mem.free_cb  = cb;
-    dev->mem.free_arg = arg;
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_lock(&dev->mem->lock);
+    dev->mem->free_cb  = cb;
+    dev->mem->free_arg = arg;
+    pthread_mutex_unlock(&dev->mem->lock);
 }
 
 unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev)
@@ -502,12 +498,12 @@ unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev)
     uct_gaudi_chunk_t *chunk, *tmp;
     unsigned remaining;
 
-    if (dev->mem.num_deferred == 0) {
+    if (dev->mem->num_deferred == 0) {
         return 0;
     }
 
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    ucs_list_for_each_safe(chunk, tmp, &dev->mem.deferred, list) {
+    pthread_mutex_lock(&dev->mem->lock);
+    ucs_list_for_each_safe(chunk, tmp, &dev->mem->deferred, list) {
         if (!dev->failed &&
             (uct_gaudi_mem_chunk_release(dev, chunk, UCS_LOG_LEVEL_DEBUG) !=
              UCS_OK)) {
@@ -517,11 +513,11 @@ unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev)
         ucs_debug("%s: released deferred chunk 0x%" PRIx64 "+%zu",
                   dev->name, chunk->dva, chunk->length);
         ucs_list_del(&chunk->list);
-        --dev->mem.num_deferred;
+        --dev->mem->num_deferred;
         uct_gaudi_chunk_destroy(chunk);
     }
-    remaining = dev->mem.num_deferred;
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    remaining = dev->mem->num_deferred;
+    pthread_mutex_unlock(&dev->mem->lock);
 
     return remaining;
 }
@@ -534,21 +530,21 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
     int exported, empty;
 
     /* a pool would be corrupted by a range it never gave out */
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    pgt_region = ucs_pgtable_lookup(&dev->mem.allocs, mem->dva);
+    pthread_mutex_lock(&dev->mem->lock);
+    pgt_region = ucs_pgtable_lookup(&dev->mem->allocs, mem->dva);
     if ((pgt_region == NULL) || (pgt_region->start != mem->dva) ||
         (pgt_region->end - pgt_region->start != mem->length)) {
-        ucs_recursive_spin_unlock(&dev->mem.lock);
+        pthread_mutex_unlock(&dev->mem->lock);
         ucs_error("%s: 0x%" PRIx64 "+%zu is not a device allocation of this "
                   "process", dev->name, mem->dva, mem->length);
         return UCS_ERR_INVALID_PARAM;
     }
 
     exported = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t)->exported;
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_unlock(&dev->mem->lock);
 
-    if (exported && (dev->mem.free_cb != NULL)) {
-        dev->mem.free_cb(dev->mem.free_arg, mem->dva, mem->length);
+    if (exported && (dev->mem->free_cb != NULL)) {
+        dev->mem->free_cb(dev->mem->free_arg, mem->dva, mem->length);
     }
 
     region = uct_gaudi_mem_untrack(dev, mem->dva);
@@ -563,13 +559,13 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
         return UCS_OK;
     }
 
-    ucs_recursive_spin_lock(&dev->mem.lock);
+    pthread_mutex_lock(&dev->mem->lock);
     empty = uct_gaudi_chunk_put(chunk, mem->dva, mem->length, exported);
     if (empty) {
         ucs_list_del(&chunk->list);
-        --dev->mem.num_chunks;
+        --dev->mem->num_chunks;
     }
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_unlock(&dev->mem->lock);
 
     /* an empty chunk goes back to the HBM at once: it is a large piece of
      * it, and a process holding one idle would starve the others */
@@ -589,8 +585,8 @@ ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
     ucs_pgt_region_t *pgt_region;
     ucs_status_t status;
 
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    pgt_region = ucs_pgtable_lookup(&dev->mem.allocs, addr);
+    pthread_mutex_lock(&dev->mem->lock);
+    pgt_region = ucs_pgtable_lookup(&dev->mem->allocs, addr);
     if ((pgt_region != NULL) &&
         uct_gaudi_mem_in_range(addr, length, pgt_region->start,
                                pgt_region->end - pgt_region->start)) {
@@ -612,7 +608,7 @@ ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
     } else {
         status = UCS_ERR_NO_ELEM;
     }
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_unlock(&dev->mem->lock);
 
     return status;
 }
@@ -655,8 +651,8 @@ ucs_status_t uct_gaudi_mem_lookup(uct_gaudi_dev_t *dev, uint64_t addr,
     ucs_pgt_region_t *region;
     ucs_status_t status;
 
-    ucs_recursive_spin_lock(&dev->mem.lock);
-    region = ucs_pgtable_lookup(&dev->mem.allocs, addr);
+    pthread_mutex_lock(&dev->mem->lock);
+    region = ucs_pgtable_lookup(&dev->mem->allocs, addr);
     if ((region != NULL) &&
         uct_gaudi_mem_in_range(addr, length, region->start,
                                region->end - region->start)) {
@@ -666,7 +662,7 @@ ucs_status_t uct_gaudi_mem_lookup(uct_gaudi_dev_t *dev, uint64_t addr,
     } else {
         status = UCS_ERR_NO_ELEM;
     }
-    ucs_recursive_spin_unlock(&dev->mem.lock);
+    pthread_mutex_unlock(&dev->mem->lock);
 
     return status;
 }
@@ -711,7 +707,7 @@ static void uct_gaudi_mem_purge_cb(const ucs_pgtable_t *pgtable,
 
 void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev)
 {
-    uct_gaudi_mem_ctx_t *ctx = &dev->mem;
+    uct_gaudi_mem_ctx_t *ctx = dev->mem;
     uct_gaudi_chunk_t *chunk, *tmp;
 
     ucs_pgtable_purge(&ctx->allocs, uct_gaudi_mem_purge_cb, dev);
@@ -733,5 +729,5 @@ void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev)
     }
     ucs_pgtable_cleanup(&ctx->allocs);
     uct_gaudi_pool_cleanup(&ctx->pool);
-    ucs_recursive_spinlock_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->lock);
 }

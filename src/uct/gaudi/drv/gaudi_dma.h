@@ -23,7 +23,7 @@
  * completion gets an error status and every later call reports the failure.
  */
 
-#include "gaudi_dev.h"
+#include "gaudi_device.h"
 
 #include <uct/api/uct_def.h>
 #include <ucs/datastruct/queue_types.h>

@@ -12,7 +12,7 @@
 #include "gaudi_err.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_mem.h"
-#include "gaudi_own.h"
+#include "gaudi_device.h"
 
 #include <ucs/debug/log.h>
 #include <errno.h>
@@ -28,7 +28,7 @@ static int uct_gaudi_mem_export_whole(const uct_gaudi_dev_t *dev)
            (uct_gaudi_ioctl_abi() == UCT_GAUDI_ABI_MISC);
 }
 
-void uct_gaudi_mem_export_range(const uct_gaudi_dev_t *dev,
+void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
                                 const uct_gaudi_mem_t *mem, uint64_t *base_p,
                                 size_t *length_p)
 {
@@ -41,7 +41,7 @@ void uct_gaudi_mem_export_range(const uct_gaudi_dev_t *dev,
     }
 }
 
-ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
+ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
                                   size_t length, uct_gaudi_export_t *exp)
 {
     struct uct_gaudi_mem_export_in in;
@@ -91,7 +91,7 @@ ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
     }
 
     exp->fd = args.out.fd;
-    uct_gaudi_mem_export_range(dev, &mem, &exp->base, &exp->length);
+    uct_gaudi_share_export_range(dev, &mem, &exp->base, &exp->length);
     ucs_trace("%s: exported 0x%" PRIx64 "+%zu as DMA-BUF fd %d", dev->name,
               exp->base, exp->length, exp->fd);
     return UCS_OK;
@@ -125,7 +125,7 @@ static int uct_gaudi_share_probe_import(uct_gaudi_dev_t *dev)
     return can_import;
 }
 
-int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev)
+int uct_gaudi_share_can_import(uct_gaudi_dev_t *dev)
 {
     uint8_t *probed;
 
@@ -164,7 +164,7 @@ int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev)
     return dev->can_import;
 }
 
-ucs_status_t uct_gaudi_mem_import(uct_gaudi_dev_t *dev, int fd, size_t length,
+ucs_status_t uct_gaudi_share_import(uct_gaudi_dev_t *dev, int fd, size_t length,
                                   uint64_t *dva_p)
 {
     struct uct_gaudi_mem_reg_dmabuf_in in = {.fd = fd, .length = length};
@@ -176,7 +176,7 @@ ucs_status_t uct_gaudi_mem_import(uct_gaudi_dev_t *dev, int fd, size_t length,
         return status;
     }
 
-    if (!uct_gaudi_dev_can_import(dev)) {
+    if (!uct_gaudi_share_can_import(dev)) {
         return UCS_ERR_UNSUPPORTED;
     }
 

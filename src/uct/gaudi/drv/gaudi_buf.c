@@ -9,7 +9,7 @@
 #endif
 
 #include "gaudi_buf.h"
-#include "gaudi_base.h"
+#include "gaudi_lib.h"
 #include "gaudi_own.h"
 #include "gaudi_mem.h"
 #include "gaudi_dma.h"
@@ -51,8 +51,8 @@ int uct_gaudi_buf_is_supported(void)
 {
     uct_gaudi_dev_t *dev;
 
-    return (uct_gaudi_base_init() == UCS_OK) &&
-           (uct_gaudi_base_num_usable() > 0) &&
+    return (uct_gaudi_lib_init() == UCS_OK) &&
+           (uct_gaudi_lib_num_usable() > 0) &&
            (uct_gaudi_buf_dev(&dev) == UCS_OK);
 }
 

@@ -8,7 +8,7 @@
 #  include "config.h"
 #endif
 
-#include "gaudi_dev.h"
+#include "gaudi_discover.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_seam.h"
 

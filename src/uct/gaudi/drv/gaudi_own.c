@@ -9,9 +9,11 @@
 #endif
 
 #include "gaudi_own.h"
-#include "gaudi_base.h"
+#include "gaudi_dma.h"
+#include "gaudi_lib.h"
 #include "gaudi_err.h"
 #include "gaudi_ioctl.h"
+#include "gaudi_mem.h"
 #include "gaudi_seam.h"
 
 #include <ucs/debug/assert.h>
@@ -40,10 +42,15 @@ typedef struct {
 } uct_gaudi_own_scan_t;
 
 
+/* The one device a process owns, with its memory and DMA state */
 static struct {
-    pthread_mutex_t lock;
-    uct_gaudi_dev_t dev;
-    char            last_failure[UCT_GAUDI_ASSIGN_ERROR_MAX]; /* said */
+    /* guards dev (open, refcount, release) and last_failure; outermost lock:
+     * the device's memory, DMA and health locks are taken inside it */
+    pthread_mutex_t     lock;
+    uct_gaudi_dev_t     dev;
+    uct_gaudi_mem_ctx_t mem;
+    uct_gaudi_dma_ctx_t dma;
+    char                last_failure[UCT_GAUDI_ASSIGN_ERROR_MAX]; /* said */
 } uct_gaudi_own = {
     .lock = PTHREAD_MUTEX_INITIALIZER
 };
@@ -101,8 +108,8 @@ static const uct_gaudi_dev_info_t *uct_gaudi_own_find_minor(int minor)
     const uct_gaudi_dev_info_t *info;
     unsigned i;
 
-    for (i = 0; i < uct_gaudi_base_num_devices(); ++i) {
-        info = uct_gaudi_base_device(i);
+    for (i = 0; i < uct_gaudi_lib_num_devices(); ++i) {
+        info = uct_gaudi_lib_device(i);
         if (info->minor == minor) {
             return info;
         }
@@ -234,7 +241,7 @@ static ucs_status_t uct_gaudi_own_scan_result(const uct_gaudi_own_scan_t *scan,
         uct_gaudi_own_report(UCS_LOG_LEVEL_WARN, "none of the %u Gaudi "
                              "devices%s can be used (Gaudi3 DMA is not "
                              "supported; other devices are not operational)",
-                             uct_gaudi_base_num_devices(), assign->why);
+                             uct_gaudi_lib_num_devices(), assign->why);
         return UCS_ERR_UNSUPPORTED;
     }
 
@@ -259,12 +266,12 @@ static int uct_gaudi_own_try_mask(uct_gaudi_dev_t *dev, uint64_t mask,
     const uct_gaudi_dev_info_t *info;
     unsigned i;
 
-    for (i = 0; i < uct_gaudi_base_num_devices(); ++i) {
+    for (i = 0; i < uct_gaudi_lib_num_devices(); ++i) {
         if (!(mask & UCS_BIT(i))) {
             continue;
         }
 
-        info = uct_gaudi_base_device(i);
+        info = uct_gaudi_lib_device(i);
         ++scan->candidates;
         if (uct_gaudi_own_open_node(dev, info) == 0) {
             return 1;
@@ -306,7 +313,7 @@ static ucs_status_t uct_gaudi_own_open_scan(uct_gaudi_dev_t *dev,
 static ucs_status_t uct_gaudi_own_open_assigned(uct_gaudi_dev_t *dev,
                                                 uct_gaudi_assign_t *assign)
 {
-    const uct_gaudi_base_config_t *config = uct_gaudi_base_config();
+    const uct_gaudi_lib_config_t *config = uct_gaudi_lib_config();
     uct_gaudi_assign_env_t env;
     ucs_status_t status;
     long fake_numa;
@@ -316,8 +323,8 @@ static ucs_status_t uct_gaudi_own_open_assigned(uct_gaudi_dev_t *dev,
                  (config->emu_proc_numa != UCS_ULUNITS_AUTO)) ?
                 (long)config->emu_proc_numa : -1;
     uct_gaudi_assign_read_env(config->device, fake_numa, &env);
-    status = uct_gaudi_assign_plan(&env, uct_gaudi_base_devices(),
-                                   uct_gaudi_base_num_devices(), assign);
+    status = uct_gaudi_assign_plan(&env, uct_gaudi_lib_devices(),
+                                   uct_gaudi_lib_num_devices(), assign);
     if (status != UCS_OK) {
         uct_gaudi_own_report(UCS_LOG_LEVEL_ERROR, "%s", assign->error);
         return status;
@@ -355,6 +362,8 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
     memset(dev, 0, sizeof(*dev));
     dev->fd         = -1;
     dev->can_import = -1;
+    dev->mem        = &uct_gaudi_own.mem;
+    dev->dma        = &uct_gaudi_own.dma;
     status          = uct_gaudi_own_adopt(dev, &assign);
     if (status == UCS_ERR_NO_ELEM) {
         status = uct_gaudi_own_open_assigned(dev, &assign);
@@ -366,7 +375,7 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
 
     dev->assigned_by = assign.rule;
     ucs_strncpy_safe(dev->name, dev->info->name, sizeof(dev->name));
-    ucs_spinlock_init(&dev->lock, 0);
+    pthread_mutex_init(&dev->lock, NULL);
     status = uct_gaudi_mem_init(dev);
     if (status != UCS_OK) {
         goto err_close;
@@ -387,7 +396,7 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
 err_mem:
     uct_gaudi_mem_cleanup(dev);
 err_close:
-    ucs_spinlock_destroy(&dev->lock);
+    pthread_mutex_destroy(&dev->lock);
     if (!dev->adopted) {
         uct_gaudi_seam_ops->close(dev->fd);
     }
@@ -399,12 +408,12 @@ ucs_status_t uct_gaudi_dev_acquire(uct_gaudi_dev_t **dev_p)
     uct_gaudi_dev_t *dev = &uct_gaudi_own.dev;
     ucs_status_t status;
 
-    status = uct_gaudi_base_init();
+    status = uct_gaudi_lib_init();
     if (status != UCS_OK) {
         return UCS_ERR_NO_DEVICE;
     }
 
-    if (uct_gaudi_base_num_devices() == 0) {
+    if (uct_gaudi_lib_num_devices() == 0) {
         ucs_debug("no Gaudi devices");
         return UCS_ERR_NO_DEVICE;
     }
@@ -444,52 +453,9 @@ void uct_gaudi_dev_release(uct_gaudi_dev_t *dev)
         uct_gaudi_seam_ops->close(dev->fd);
     }
 
-    ucs_spinlock_destroy(&dev->lock);
+    pthread_mutex_destroy(&dev->lock);
     ucs_debug("%s: released", dev->name);
     dev->fd = -1;
 out:
     pthread_mutex_unlock(&uct_gaudi_own.lock);
-}
-
-ucs_status_t uct_gaudi_dev_check(uct_gaudi_dev_t *dev)
-{
-    if (ucs_likely(!dev->failed)) {
-        return UCS_OK;
-    }
-
-    ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
-    return UCS_ERR_IO_ERROR;
-}
-
-void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
-{
-    va_list ap;
-
-    ucs_spin_lock(&dev->lock);
-    if (dev->failed) {
-        ucs_spin_unlock(&dev->lock);
-        return;
-    }
-
-    va_start(ap, fmt);
-    vsnprintf(dev->fail_reason, sizeof(dev->fail_reason), fmt, ap);
-    va_end(ap);
-    dev->failed = 1;
-    ucs_spin_unlock(&dev->lock);
-
-    ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
-}
-
-int uct_gaudi_dev_is_operational(uct_gaudi_dev_t *dev)
-{
-    struct hl_info_device_status dev_status;
-
-    memset(&dev_status, 0, sizeof(dev_status));
-    if (uct_gaudi_ioctl_info(dev->fd, HL_INFO_DEVICE_STATUS, &dev_status,
-                             sizeof(dev_status)) < 0) {
-        ucs_debug("%s: INFO(DEVICE_STATUS) failed: %m", dev->name);
-        return 0;
-    }
-
-    return dev_status.status == HL_DEVICE_STATUS_OPERATIONAL;
 }

@@ -4,8 +4,8 @@
  * See file LICENSE for terms.
  */
 
-#ifndef UCT_GAUDI_DEV_H_
-#define UCT_GAUDI_DEV_H_
+#ifndef UCT_GAUDI_DISCOVER_H_
+#define UCT_GAUDI_DISCOVER_H_
 
 /*
  * Device discovery through control nodes (no ownership): identity, PCI

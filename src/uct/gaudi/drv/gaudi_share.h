@@ -14,7 +14,7 @@
  * op 99 of Habana's out-of-tree driver; upstream kernels reject it).
  */
 
-#include "gaudi_dev.h"
+#include "gaudi_device.h"
 #include "gaudi_mem.h"
 
 #include <ucs/sys/compiler_def.h>
@@ -38,7 +38,7 @@ typedef struct uct_gaudi_export {
  * or with the 6.1 ABI (handle form, no offset) its whole chunk. This range
  * is the export's identity (uct_gaudi_mem_free_cb_t gets it).
  */
-void uct_gaudi_mem_export_range(const uct_gaudi_dev_t *dev,
+void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
                                 const uct_gaudi_mem_t *mem, uint64_t *base_p,
                                 size_t *length_p);
 
@@ -54,7 +54,7 @@ void uct_gaudi_mem_export_range(const uct_gaudi_dev_t *dev,
  * @return UCS_ERR_INVALID_ADDR if the range is not inside one allocation
  *         made by this process (uct_gaudi_mem_alloc()).
  */
-ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
+ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
                                   size_t length, uct_gaudi_export_t *exp);
 
 
@@ -65,7 +65,7 @@ ucs_status_t uct_gaudi_mem_export(uct_gaudi_dev_t *dev, uint64_t addr,
  * name) is asked once per process and device, which costs a line in the
  * kernel log.
  */
-int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev);
+int uct_gaudi_share_can_import(uct_gaudi_dev_t *dev);
 
 
 /**
@@ -73,7 +73,7 @@ int uct_gaudi_dev_can_import(uct_gaudi_dev_t *dev);
  * returned device VA is usable in DMA packets until uct_gaudi_mem_unmap().
  * The caller may close @a fd afterwards (the mapping holds the buffer).
  */
-ucs_status_t uct_gaudi_mem_import(uct_gaudi_dev_t *dev, int fd, size_t length,
+ucs_status_t uct_gaudi_share_import(uct_gaudi_dev_t *dev, int fd, size_t length,
                                   uint64_t *dva_p);
 
 END_C_DECLS

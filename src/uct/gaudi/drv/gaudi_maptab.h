@@ -16,7 +16,7 @@
  * name take the remaining logical indices in physical order.
  */
 
-#include "gaudi_dev.h"
+#include "gaudi_discover.h"
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>

@@ -45,7 +45,7 @@ typedef enum {
  * control node confirms them. The other generation's INFO code, which the
  * 'H' drivers log as an error, is tried only when the layout states nothing
  * or the confirmation fails. Sets the generation used by uct_gaudi_ioctl()
- * and the node names. Called once per process (base layer init).
+ * and the node names. Called once per process (uct_gaudi_lib_init).
  */
 ucs_status_t uct_gaudi_ioctl_probe_abi(void);
 

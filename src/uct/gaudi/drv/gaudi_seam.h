@@ -20,7 +20,7 @@
 BEGIN_C_DECLS
 
 
-struct uct_gaudi_base_config;
+struct uct_gaudi_lib_config;
 
 
 #define UCT_GAUDI_EMU_LIB_NAME "libgaudi_emu.so.0"
@@ -35,7 +35,7 @@ extern const uct_gaudi_drv_ops_t *uct_gaudi_seam_ops;
  * emulator from the directory of this module, else by name, and initialize
  * it; failure is logged and returned, and the kernel seam stays in place.
  */
-ucs_status_t uct_gaudi_seam_select(const struct uct_gaudi_base_config *config);
+ucs_status_t uct_gaudi_seam_select(const struct uct_gaudi_lib_config *config);
 
 
 /* Whether the emulator is the selected seam */

@@ -8,7 +8,7 @@
 #  include "config.h"
 #endif
 
-#include "gaudi_base.h"
+#include "gaudi_lib.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_maptab.h"
 #include "gaudi_seam.h"
@@ -25,31 +25,31 @@
 #include <string.h>
 
 
-#define UCT_GAUDI_BASE_CONFIG_PREFIX "GAUDI_"
+#define UCT_GAUDI_LIB_CONFIG_PREFIX "GAUDI_"
 #define UCT_GAUDI_MAPPING_TABLE_ENV  "GAUDI_MAPPING_TABLE"
 
 
-static const char *uct_gaudi_base_emu_asic_names[] = {
+static const char *uct_gaudi_lib_emu_asic_names[] = {
     [UCT_GAUDI_EMU_ASIC_GAUDI2] = "gaudi2",
     [UCT_GAUDI_EMU_ASIC_GAUDI1] = "gaudi1",
     [UCT_GAUDI_EMU_ASIC_GAUDI3] = "gaudi3",
     [UCT_GAUDI_EMU_ASIC_LAST]   = NULL
 };
 
-static const char *uct_gaudi_base_emu_abi_names[] = {
+static const char *uct_gaudi_lib_emu_abi_names[] = {
     [UCT_GAUDI_ABI_MISC]  = "misc",
     [UCT_GAUDI_ABI_TRANS] = "trans",
     [UCT_GAUDI_ABI_DRM]   = "drm",
     [UCT_GAUDI_ABI_LAST]  = NULL
 };
 
-static const char *uct_gaudi_base_emu_exec_names[] = {
+static const char *uct_gaudi_lib_emu_exec_names[] = {
     [GAUDI_EMU_EXEC_THREAD] = "thread",
     [GAUDI_EMU_EXEC_INLINE] = "inline",
     [GAUDI_EMU_EXEC_INLINE + 1] = NULL
 };
 
-static ucs_config_field_t uct_gaudi_base_config_table[] = {
+static ucs_config_field_t uct_gaudi_lib_config_table[] = {
     {"DEVICE", "auto",
      "Which Gaudi this process owns (a compute node may be opened by one\n"
      "process only). If the process already holds an open compute node, that\n"
@@ -64,79 +64,79 @@ static ucs_config_field_t uct_gaudi_base_config_table[] = {
      " <N>        - logical index N (after GAUDI_MAPPING_TABLE)\n"
      " <bus id>   - PCI bus id, \"dddd:bb:dd.f\" or \"bb:dd.f\"\n"
      " module:<N> - the device with module id (OAM slot) N",
-     ucs_offsetof(uct_gaudi_base_config_t, device), UCS_CONFIG_TYPE_STRING},
+     ucs_offsetof(uct_gaudi_lib_config_t, device), UCS_CONFIG_TYPE_STRING},
 
     {"DMA_TIMEOUT", "30s",
      "Longest wait for a synchronous DMA command submission to complete\n"
      "before the device is declared failed.",
-     ucs_offsetof(uct_gaudi_base_config_t, dma_timeout), UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(uct_gaudi_lib_config_t, dma_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"EMU_DEVICES", "0",
      "Number of emulated Gaudi devices. 0 (default) uses the real driver and\n"
      "never loads the emulator; N > 0 loads " UCT_GAUDI_EMU_LIB_NAME "\n"
      "and emulates N devices, so Gaudi transports run without hardware.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_devices), UCS_CONFIG_TYPE_UINT},
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_devices), UCS_CONFIG_TYPE_UINT},
 
     {"EMU_ASIC", "gaudi2",
      "ASIC generation the emulator models: gaudi2, gaudi1 or gaudi3.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_asic),
-     UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_asic_names)},
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_asic),
+     UCS_CONFIG_TYPE_ENUM(uct_gaudi_lib_emu_asic_names)},
 
     {"EMU_HBM_SIZE", "auto",
      "Emulated device memory (HBM) per device; auto = the ASIC's real size\n"
      "(Gaudi2: 80g, 5 functional HBMs of 16 GiB; 4g otherwise). At least two\n"
      "DRAM pages (Gaudi2: 640 MiB each). Backed by sparse files in the state\n"
      "directory.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_hbm_size),
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_hbm_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
     {"EMU_ABI", "drm",
      "Driver ABI generation the emulator exposes: misc (/dev/hlN, 'H' ioctl\n"
      "codes), trans (/dev/accel, 'H' codes) or drm (/dev/accel, DRM codes).",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_abi),
-     UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_abi_names)},
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_abi),
+     UCS_CONFIG_TYPE_ENUM(uct_gaudi_lib_emu_abi_names)},
 
     {"EMU_OOT_IMPORT", "y",
      "Emulate Habana's out-of-tree driver: its module version in sysfs and,\n"
      "in the drm generation, its DMA-BUF import (memory op 99), which\n"
      "device-to-device IPC needs. 'n' emulates the upstream kernel's driver.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_oot_import),
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_oot_import),
      UCS_CONFIG_TYPE_BOOL},
 
     {"EMU_EXEC", "thread",
      "How the emulator executes command submissions: thread (asynchronously,\n"
      "like hardware: by the thread that waits for the CS, or by a worker thread\n"
      "when nobody polls) or inline (inside the CS ioctl).",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_exec),
-     UCS_CONFIG_TYPE_ENUM(uct_gaudi_base_emu_exec_names)},
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_exec),
+     UCS_CONFIG_TYPE_ENUM(uct_gaudi_lib_emu_exec_names)},
 
     {"EMU_BW", "auto",
      "Modelled DMA bandwidth of the emulator; auto: no model, copies run at\n"
      "memory speed.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_bw), UCS_CONFIG_TYPE_BW},
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_bw), UCS_CONFIG_TYPE_BW},
 
     {"EMU_LATENCY", "0us",
      "Modelled latency of one emulated command submission.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_latency), UCS_CONFIG_TYPE_TIME},
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_latency), UCS_CONFIG_TYPE_TIME},
 
     {"EMU_STATE_DIR", "",
      "Directory of the emulated node's shared state (device memory backing\n"
      "files, ownership locks). Processes that use the same directory see the\n"
      "same devices. Empty: a per-user default directory.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_state_dir),
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_state_dir),
      UCS_CONFIG_TYPE_STRING},
 
     {"EMU_FAULTS", "",
      "Fault injection for the emulator (see the emulator documentation),\n"
      "e.g. failing the Nth ioctl of a kind with an errno. Empty: none.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_faults),
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_faults),
      UCS_CONFIG_TYPE_STRING},
 
     {"EMU_NUMA_NODES", "1",
      "NUMA nodes the emulated devices sit on, in blocks of consecutive\n"
      "devices (8 devices on 2 nodes: devices 0-3 on node 0, 4-7 on node 1);\n"
      "at most the number of devices. The host need not have these nodes.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_numa_nodes),
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_numa_nodes),
      UCS_CONFIG_TYPE_UINT},
 
     {"EMU_EDMA_DISABLE", "0",
@@ -145,39 +145,39 @@ static ucs_config_field_t uct_gaudi_base_config_table[] = {
      "engines of DCORE0), as binning leaves engines out of a real device's\n"
      "edma_enabled_mask. Their queues are refused like on such a device.\n"
      "0: all 8 engines.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_edma_disabled),
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_edma_disabled),
      UCS_CONFIG_TYPE_UINT},
 
     {"EMU_PROC_NUMA", "auto",
      "Test only, with emulated devices: the NUMA node that device assignment\n"
      "takes for the CPUs of this process, instead of asking libnuma, so that\n"
      "the NUMA rule can be tested on a host with one node. auto: libnuma.",
-     ucs_offsetof(uct_gaudi_base_config_t, emu_proc_numa),
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_proc_numa),
      UCS_CONFIG_TYPE_ULUNITS},
 
     {NULL}
 };
 
-UCS_CONFIG_REGISTER_TABLE(uct_gaudi_base_config_table, "Gaudi",
-                          UCT_GAUDI_BASE_CONFIG_PREFIX,
-                          uct_gaudi_base_config_t, &ucs_config_global_list)
+UCS_CONFIG_REGISTER_TABLE(uct_gaudi_lib_config_table, "Gaudi",
+                          UCT_GAUDI_LIB_CONFIG_PREFIX,
+                          uct_gaudi_lib_config_t, &ucs_config_global_list)
 
 
 static struct {
     ucs_init_once_t         init_once;
     ucs_status_t            status;
     int                     config_valid;
-    uct_gaudi_base_config_t config;
+    uct_gaudi_lib_config_t config;
     uct_gaudi_dev_info_t    *devices;     /* logical order */
     unsigned                num_devices;
-} uct_gaudi_base_ctx = {
+} uct_gaudi_lib_ctx = {
     .init_once = UCS_INIT_ONCE_INITIALIZER,
     .status    = UCS_ERR_NO_DEVICE
 };
 
 
 /* Reorder @a devs by the mapping table; identity when there is none */
-static void uct_gaudi_base_apply_maptab(uct_gaudi_dev_info_t *devs,
+static void uct_gaudi_lib_apply_maptab(uct_gaudi_dev_info_t *devs,
                                         unsigned num_devs)
 {
     uct_gaudi_dev_info_t tmp[UCT_GAUDI_MAX_DEVICES];
@@ -202,7 +202,7 @@ static void uct_gaudi_base_apply_maptab(uct_gaudi_dev_info_t *devs,
 
 /* What the config parser cannot check by type */
 static ucs_status_t
-uct_gaudi_base_check_config(const uct_gaudi_base_config_t *config)
+uct_gaudi_lib_check_config(const uct_gaudi_lib_config_t *config)
 {
     if (config->emu_proc_numa == UCS_ULUNITS_INF) {
         ucs_error("UCX_GAUDI_EMU_PROC_NUMA=inf is not a NUMA node (0..63 or "
@@ -218,27 +218,27 @@ uct_gaudi_base_check_config(const uct_gaudi_base_config_t *config)
     return UCS_OK;
 }
 
-static ucs_status_t uct_gaudi_base_init_once(void)
+static ucs_status_t uct_gaudi_lib_init_once(void)
 {
     ucs_status_t status;
 
-    status = ucs_config_parser_fill_opts(&uct_gaudi_base_ctx.config,
-                                         uct_gaudi_base_config_table,
+    status = ucs_config_parser_fill_opts(&uct_gaudi_lib_ctx.config,
+                                         uct_gaudi_lib_config_table,
                                          UCS_DEFAULT_ENV_PREFIX,
-                                         UCT_GAUDI_BASE_CONFIG_PREFIX, 0);
+                                         UCT_GAUDI_LIB_CONFIG_PREFIX, 0);
     if (status != UCS_OK) {
         ucs_error("failed to read the Gaudi configuration (UCX_GAUDI_*): %s",
                   ucs_status_string(status));
         return status;
     }
 
-    uct_gaudi_base_ctx.config_valid = 1;
-    status = uct_gaudi_base_check_config(&uct_gaudi_base_ctx.config);
+    uct_gaudi_lib_ctx.config_valid = 1;
+    status = uct_gaudi_lib_check_config(&uct_gaudi_lib_ctx.config);
     if (status != UCS_OK) {
         return status;
     }
 
-    status = uct_gaudi_seam_select(&uct_gaudi_base_ctx.config);
+    status = uct_gaudi_seam_select(&uct_gaudi_lib_ctx.config);
     if (status != UCS_OK) {
         return status;
     }
@@ -248,86 +248,86 @@ static ucs_status_t uct_gaudi_base_init_once(void)
         return status;
     }
 
-    status = uct_gaudi_dev_discover(&uct_gaudi_base_ctx.devices,
-                                    &uct_gaudi_base_ctx.num_devices);
+    status = uct_gaudi_dev_discover(&uct_gaudi_lib_ctx.devices,
+                                    &uct_gaudi_lib_ctx.num_devices);
     if (status != UCS_OK) {
         return status;
     }
 
-    uct_gaudi_base_apply_maptab(uct_gaudi_base_ctx.devices,
-                                uct_gaudi_base_ctx.num_devices);
+    uct_gaudi_lib_apply_maptab(uct_gaudi_lib_ctx.devices,
+                                uct_gaudi_lib_ctx.num_devices);
     ucs_debug("%u Gaudi device(s) through the %s seam, %s ABI",
-              uct_gaudi_base_ctx.num_devices, uct_gaudi_seam_ops->name,
+              uct_gaudi_lib_ctx.num_devices, uct_gaudi_seam_ops->name,
               uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
     return UCS_OK;
 }
 
-ucs_status_t uct_gaudi_base_init(void)
+ucs_status_t uct_gaudi_lib_init(void)
 {
-    UCS_INIT_ONCE(&uct_gaudi_base_ctx.init_once) {
-        uct_gaudi_base_ctx.status = uct_gaudi_base_init_once();
-        if (uct_gaudi_base_ctx.status != UCS_OK) {
-            ucs_free(uct_gaudi_base_ctx.devices);
-            uct_gaudi_base_ctx.devices     = NULL;
-            uct_gaudi_base_ctx.num_devices = 0;
+    UCS_INIT_ONCE(&uct_gaudi_lib_ctx.init_once) {
+        uct_gaudi_lib_ctx.status = uct_gaudi_lib_init_once();
+        if (uct_gaudi_lib_ctx.status != UCS_OK) {
+            ucs_free(uct_gaudi_lib_ctx.devices);
+            uct_gaudi_lib_ctx.devices     = NULL;
+            uct_gaudi_lib_ctx.num_devices = 0;
         }
     }
 
-    return uct_gaudi_base_ctx.status;
+    return uct_gaudi_lib_ctx.status;
 }
 
-void uct_gaudi_base_cleanup(void)
+void uct_gaudi_lib_cleanup(void)
 {
-    pthread_mutex_lock(&uct_gaudi_base_ctx.init_once.lock);
-    if (uct_gaudi_base_ctx.init_once.initialized) {
-        ucs_free(uct_gaudi_base_ctx.devices);
-        uct_gaudi_base_ctx.devices     = NULL;
-        uct_gaudi_base_ctx.num_devices = 0;
-        if (uct_gaudi_base_ctx.config_valid) {
-            ucs_config_parser_release_opts(&uct_gaudi_base_ctx.config,
-                                           uct_gaudi_base_config_table);
-            uct_gaudi_base_ctx.config_valid = 0;
+    pthread_mutex_lock(&uct_gaudi_lib_ctx.init_once.lock);
+    if (uct_gaudi_lib_ctx.init_once.initialized) {
+        ucs_free(uct_gaudi_lib_ctx.devices);
+        uct_gaudi_lib_ctx.devices     = NULL;
+        uct_gaudi_lib_ctx.num_devices = 0;
+        if (uct_gaudi_lib_ctx.config_valid) {
+            ucs_config_parser_release_opts(&uct_gaudi_lib_ctx.config,
+                                           uct_gaudi_lib_config_table);
+            uct_gaudi_lib_ctx.config_valid = 0;
         }
 
         uct_gaudi_seam_cleanup();
-        uct_gaudi_base_ctx.status                = UCS_ERR_NO_DEVICE;
-        uct_gaudi_base_ctx.init_once.initialized = 0;
+        uct_gaudi_lib_ctx.status                = UCS_ERR_NO_DEVICE;
+        uct_gaudi_lib_ctx.init_once.initialized = 0;
     }
-    pthread_mutex_unlock(&uct_gaudi_base_ctx.init_once.lock);
+    pthread_mutex_unlock(&uct_gaudi_lib_ctx.init_once.lock);
 }
 
-const uct_gaudi_base_config_t *uct_gaudi_base_config(void)
+const uct_gaudi_lib_config_t *uct_gaudi_lib_config(void)
 {
-    return uct_gaudi_base_ctx.config_valid ? &uct_gaudi_base_ctx.config :
+    return uct_gaudi_lib_ctx.config_valid ? &uct_gaudi_lib_ctx.config :
                                              NULL;
 }
 
-unsigned uct_gaudi_base_num_devices(void)
+unsigned uct_gaudi_lib_num_devices(void)
 {
-    return uct_gaudi_base_ctx.num_devices;
+    return uct_gaudi_lib_ctx.num_devices;
 }
 
-unsigned uct_gaudi_base_num_usable(void)
+unsigned uct_gaudi_lib_num_usable(void)
 {
     unsigned i, count;
 
     count = 0;
-    for (i = 0; i < uct_gaudi_base_ctx.num_devices; ++i) {
-        count += uct_gaudi_base_ctx.devices[i].usable;
+    for (i = 0; i < uct_gaudi_lib_ctx.num_devices; ++i) {
+        count += uct_gaudi_lib_ctx.devices[i].usable;
     }
 
     return count;
 }
 
-const uct_gaudi_dev_info_t *uct_gaudi_base_device(unsigned index)
+const uct_gaudi_dev_info_t *uct_gaudi_lib_device(unsigned index)
 {
-    return (index < uct_gaudi_base_ctx.num_devices) ?
-           &uct_gaudi_base_ctx.devices[index] : NULL;
+    return (index < uct_gaudi_lib_ctx.num_devices) ?
+           &uct_gaudi_lib_ctx.devices[index] : NULL;
 }
 
-const uct_gaudi_dev_info_t *uct_gaudi_base_devices(void)
+const uct_gaudi_dev_info_t *uct_gaudi_lib_devices(void)
 {
-    return uct_gaudi_base_ctx.devices;
+    return uct_gaudi_lib_ctx.devices;
 }
 
 ucs_status_t uct_gaudi_base_check_bw(const char *knob, double bw)

@@ -7,6 +7,7 @@
 #ifndef UCT_GAUDI_ERR_H_
 #define UCT_GAUDI_ERR_H_
 
+#include "gaudi_device.h"
 #include "gaudi_ioctl.h"
 
 #include <ucs/debug/log.h>
@@ -19,7 +20,6 @@
 BEGIN_C_DECLS
 
 
-struct uct_gaudi_dev;
 
 
 /**
@@ -37,7 +37,7 @@ int uct_gaudi_err_is_fatal(int err);
 
 
 /* Name to print for @a dev, or a generic name when there is no device */
-const char *uct_gaudi_err_dev_name(const struct uct_gaudi_dev *dev);
+const char *uct_gaudi_err_dev_name(const uct_gaudi_dev_t *dev);
 
 
 /**
@@ -45,7 +45,7 @@ const char *uct_gaudi_err_dev_name(const struct uct_gaudi_dev *dev);
  * the error means reset/removal (or EBUSY with a non-operational device),
  * move the device to the failed state.
  */
-ucs_status_t uct_gaudi_err_handle(struct uct_gaudi_dev *dev, const char *call,
+ucs_status_t uct_gaudi_err_handle(uct_gaudi_dev_t *dev, const char *call,
                                   int err);
 
 
@@ -78,6 +78,22 @@ ucs_status_t uct_gaudi_err_handle(struct uct_gaudi_dev *dev, const char *call,
 
 #define UCT_GAUDI_FUNC_LOG_ERR(_dev, _call) \
     UCT_GAUDI_FUNC(_dev, _call, UCS_LOG_LEVEL_ERROR)
+
+
+/**
+ * UCS_OK if @a dev is usable; otherwise log "device gaudiN failed: <reason>"
+ * and return UCS_ERR_IO_ERROR.
+ */
+ucs_status_t uct_gaudi_dev_check(uct_gaudi_dev_t *dev);
+
+
+/* Move @a dev to the failed state (first reason wins; logged once) */
+void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
+    UCS_F_PRINTF(2, 3);
+
+
+/* Ask the driver whether @a dev is operational (INFO DEVICE_STATUS) */
+int uct_gaudi_dev_is_operational(uct_gaudi_dev_t *dev);
 
 END_C_DECLS
 

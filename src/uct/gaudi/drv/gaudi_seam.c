@@ -9,7 +9,7 @@
 #endif
 
 #include "gaudi_seam.h"
-#include "gaudi_base.h"
+#include "gaudi_config.h"
 
 #include <uct/gaudi/emu/gaudi_emu.h>
 #include <ucs/debug/log.h>
@@ -65,7 +65,7 @@ static void *uct_gaudi_seam_dlopen_emu(unsigned num_devices)
 }
 
 static void
-uct_gaudi_seam_emu_config(const uct_gaudi_base_config_t *config,
+uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
                           gaudi_emu_config_t *emu_config)
 {
     memset(emu_config, 0, sizeof(*emu_config));
@@ -99,7 +99,7 @@ static const char *uct_gaudi_seam_emu_error(void *handle)
     return ((text != NULL) && (text[0] != '\0')) ? text : "no details";
 }
 
-ucs_status_t uct_gaudi_seam_select(const uct_gaudi_base_config_t *config)
+ucs_status_t uct_gaudi_seam_select(const uct_gaudi_lib_config_t *config)
 {
     const uct_gaudi_drv_ops_t *ops;
     gaudi_emu_config_t emu_config;

@@ -15,15 +15,15 @@
  */
 
 #include "gaudi_chunk.h"
-#include "gaudi_dev.h"
+#include "gaudi_device.h"
 #include "gaudi_pool.h"
 
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/pgtable.h>
 #include <ucs/sys/compiler_def.h>
-#include <ucs/type/spinlock.h>
 #include <ucs/type/status.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,7 +58,10 @@ typedef void (*uct_gaudi_mem_free_cb_t)(void *arg, uint64_t dva,
 
 /* Memory state of an owned device (part of uct_gaudi_dev_t) */
 typedef struct uct_gaudi_mem_ctx {
-    ucs_recursive_spinlock_t lock;      /* protects allocs and pool */
+    /* guards allocs, pool, chunks, deferred and the free callback; taken
+     * inside the ownership lock, never with a DMA channel's; no callback
+     * runs under it */
+    pthread_mutex_t          lock;
     ucs_pgtable_t            allocs;    /* live allocations of this process */
     uct_gaudi_pool_t         pool;      /* Gaudi1 physical HBM pool */
     uint64_t                 granule;   /* chunk rounding: the ALLOC page */

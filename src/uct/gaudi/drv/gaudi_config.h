@@ -1,0 +1,53 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_CONFIG_H_
+#define UCT_GAUDI_CONFIG_H_
+
+/*
+ * The driver library's configuration (UCX_GAUDI_*), as read by gaudi_lib.c
+ * and handed to the seam selection (gaudi_seam.c): a type of its own, so
+ * that the two need not know each other.
+ */
+
+#include <ucs/sys/compiler_def.h>
+#include <stddef.h>
+
+BEGIN_C_DECLS
+
+
+/* Values of UCX_GAUDI_EMU_ASIC, in the order of the config enum */
+typedef enum {
+    UCT_GAUDI_EMU_ASIC_GAUDI2,
+    UCT_GAUDI_EMU_ASIC_GAUDI1,
+    UCT_GAUDI_EMU_ASIC_GAUDI3,
+    UCT_GAUDI_EMU_ASIC_LAST
+} uct_gaudi_emu_asic_t;
+
+
+/* The driver library's configuration, read from UCX_GAUDI_* */
+typedef struct uct_gaudi_lib_config {
+    char              *device;         /* which device to own */
+    double            dma_timeout;     /* bound on a synchronous DMA wait */
+    unsigned          emu_devices;     /* > 0: load the emulator */
+    unsigned          emu_asic;        /* uct_gaudi_emu_asic_t */
+    size_t            emu_hbm_size;    /* emulated HBM per device */
+    unsigned          emu_abi;         /* uct_gaudi_abi_t */
+    int               emu_oot_import;  /* emulate import op 99 */
+    unsigned          emu_exec;        /* gaudi_emu_exec_t */
+    double            emu_bw;          /* modelled bandwidth, B/s */
+    double            emu_latency;     /* modelled CS latency, seconds */
+    char              *emu_state_dir;  /* emulator state directory */
+    char              *emu_faults;     /* fault injection specification */
+    unsigned          emu_numa_nodes;  /* NUMA nodes of the emulated node */
+    unsigned          emu_edma_disabled; /* EDMA engines binned out */
+    unsigned long     emu_proc_numa;   /* test: NUMA node of the process's
+                                          CPUs, or UCS_ULUNITS_AUTO */
+} uct_gaudi_lib_config_t;
+
+END_C_DECLS
+
+#endif

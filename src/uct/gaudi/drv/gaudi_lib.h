@@ -1,0 +1,72 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_LIB_H_
+#define UCT_GAUDI_LIB_H_
+
+/*
+ * Entry point of the driver library: configuration (UCX_GAUDI_*), the
+ * one-time global initialization (seam selection, ABI probe, discovery) and
+ * the discovered device list in logical order.
+ */
+
+#include "gaudi_config.h"
+#include "gaudi_discover.h"
+
+#include <ucs/config/parser.h>
+#include <ucs/sys/compiler_def.h>
+#include <ucs/type/status.h>
+
+BEGIN_C_DECLS
+
+
+/**
+ * Initialize the driver library once per process: read the configuration,
+ * select the driver seam (kernel or emulator), probe the ABI generation and
+ * discover the devices. Thread safe; later calls return the first call's result.
+ *
+ * @return UCS_OK (possibly with zero devices), or an error that was logged
+ *         (bad configuration, emulator failed to load); then there are no
+ *         devices.
+ */
+ucs_status_t uct_gaudi_lib_init(void);
+
+
+/**
+ * Test only: undo uct_gaudi_lib_init() so the next call reads the
+ * configuration again. No device may be acquired.
+ */
+void uct_gaudi_lib_cleanup(void);
+
+
+/* Configuration the driver library was initialized with (NULL before init) */
+const uct_gaudi_lib_config_t *uct_gaudi_lib_config(void);
+
+
+/* A bandwidth knob (@a knob names it) is "auto" or a positive finite
+ * bandwidth: UCS's parser also takes inf, nan and negative numbers, which
+ * UCP's protocol selection cannot use */
+ucs_status_t uct_gaudi_base_check_bw(const char *knob, double bw);
+
+
+/* Number of discovered devices (0 before a successful init) */
+unsigned uct_gaudi_lib_num_devices(void);
+
+
+/* Number of discovered devices that may be owned and used for DMA */
+unsigned uct_gaudi_lib_num_usable(void);
+
+
+/* Discovered device @a index in logical order, or NULL if out of range */
+const uct_gaudi_dev_info_t *uct_gaudi_lib_device(unsigned index);
+
+
+/* The discovered devices in logical order (uct_gaudi_lib_num_devices()) */
+const uct_gaudi_dev_info_t *uct_gaudi_lib_devices(void);
+
+END_C_DECLS
+
+#endif
