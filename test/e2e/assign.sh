@@ -158,7 +158,7 @@ wait $holder || fail "holder failed: $(tail -n 5 "$dir/holder")"
 
 # 6. ucx_info -d: the module ID in the System device of the transports
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=3 UCX_LOG_LEVEL=warn "$UCX_INFO" -d 2>&1)
-echo "$out" | grep -A3 'Transport: gaudi_copy' |
+grep -A3 'Transport: gaudi_copy' <<< "$out" |
     grep -q 'System device: GAUDI_4 module 3 (' ||
     fail "ucx_info -d: $(echo "$out" | grep -A3 'Transport: gaudi')"
 ok "ucx_info -d: $(echo "$out" | grep -A3 'Transport: gaudi_copy' |

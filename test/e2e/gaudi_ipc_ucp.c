@@ -56,10 +56,18 @@
  * UCX, and then registered with ucp_mem_map; gaudi_ipc cannot export it,
  * so transfers to and from it must still complete (staged), byte-exact.
  *
+ * -W (wake-up): the worker is created with UCP_FEATURE_WAKEUP, and the
+ * initiator waits for its requests by sleeping in ucp_worker_wait() whenever
+ * progress finds nothing to do (ucp_worker_arm() said UCS_OK), instead of
+ * polling. Only an interface that signals its completions on an event fd
+ * wakes it; the client prints "wakeup sleeps=<n>", the times it slept and
+ * was woken. A transport that cannot wake the worker leaves it asleep until
+ * the alarm.
+ *
  * OPTIONS: -p PORT (13337), -t TIMEOUT seconds (120), -s SIZES (comma
  * separated, default 8,65536,4194304,16777216), -o OPS (comma separated
  * subset of tag,put,get,am,am_auto; default tag,put,get,am), -1 (only the
- * client initiates), -P, -S, -A.
+ * client initiates), -P, -S, -A, -W.
  */
 
 #ifndef _GNU_SOURCE
@@ -128,6 +136,7 @@ static struct {
     int               passive;      /* -P: the peer not moving data idles */
     int               self_ep_copy; /* -S: fill/verify through UCP */
     int               app_alloc;    /* -A: buffer allocated by the "app" */
+    int               wakeup;       /* -W: sleep in ucp_worker_wait */
     const char        *host;
 } opts = {
     .port    = 13337,
@@ -160,6 +169,7 @@ static gaudi_emu_get_stats_func_t emu_get_stats;
 static gaudi_buf_copy_func_t      gaudi_buf_copy; /* uct_gaudi_buf_copy */
 static int          emu_imports_max; /* during the current operation */
 static int          emu_imports_run; /* during the whole run */
+static unsigned     wakeup_sleeps;   /* -W: ucp_worker_wait() returned */
 
 /* Active message state of the target */
 static struct {
@@ -494,6 +504,16 @@ static ucs_status_t request_wait_deadline(void **request_p, double seconds)
     do {
         progress();
         status = ucp_request_check_status(request);
+        if (opts.wakeup && (status == UCS_INPROGRESS) &&
+            (ucp_worker_progress(worker) == 0) &&
+            (ucp_worker_arm(worker) == UCS_OK)) {
+            /* nothing to do until an interface signals an event */
+            status = ucp_worker_wait(worker);
+            CHECK(status == UCS_OK, "ucp_worker_wait: %s",
+                  ucs_status_string(status));
+            ++wakeup_sleeps;
+            continue;
+        }
         if (status != UCS_INPROGRESS) {
             ucp_request_free(request);
             *request_p = NULL;
@@ -668,6 +688,10 @@ static void ucp_setup(void)
         .cb         = am_cb
     };
     ucs_status_t status;
+
+    if (opts.wakeup) {
+        params.features |= UCP_FEATURE_WAKEUP;
+    }
 
     status = ucp_init(&params, NULL, &context);
     CHECK(status == UCS_OK, "ucp_init: %s", ucs_status_string(status));
@@ -1235,7 +1259,7 @@ static int parse_list(const char *arg, int is_ops)
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-p PORT] [-t TIMEOUT] [-s SIZES] [-o OPS] "
-            "[-1] [-P] [-S] [-A] server | client HOST | pair\n"
+            "[-1] [-P] [-S] [-A] [-W] server | client HOST | pair\n"
             "  OPS: comma-separated subset of tag,put,get,am,am_auto\n"
             "  -1: only the client initiates; -P: one-sided check (the "
             "target of put/get,\n  the sender of tag/am does not progress "
@@ -1243,7 +1267,9 @@ static void usage(const char *prog)
             "  -S: fill/verify Gaudi memory through UCP (tag to self), not "
             "uct_gaudi_buf_copy\n"
             "  -A: the Gaudi buffer is allocated by ALLOC+MAP ioctls, not "
-            "by UCX\n", prog);
+            "by UCX\n"
+            "  -W: the initiator sleeps in ucp_worker_wait until its "
+            "requests complete\n", prog);
     exit(2);
 }
 
@@ -1311,6 +1337,9 @@ static int run(void)
         }
         printf("gaudi_ipc lanes: client=%d server=%d\n", lanes_mine,
                lanes_peer);
+        if (opts.wakeup) {
+            printf("wakeup sleeps=%u\n", wakeup_sleeps);
+        }
         if (imports_mine < 0) {
             printf("gaudi_emu import_maps max: unavailable\n");
         } else {
@@ -1366,7 +1395,7 @@ int main(int argc, char **argv)
     pid_t child;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    while ((c = getopt(argc, argv, "p:t:s:o:1PSAh")) != -1) {
+    while ((c = getopt(argc, argv, "p:t:s:o:1PSAWh")) != -1) {
         switch (c) {
         case 'p': opts.port    = atoi(optarg); break;
         case 't': opts.timeout = atoi(optarg); break;
@@ -1384,6 +1413,7 @@ int main(int argc, char **argv)
         case 'P': opts.passive      = 1; break;
         case 'S': opts.self_ep_copy = 1; break;
         case 'A': opts.app_alloc    = 1; break;
+        case 'W': opts.wakeup       = 1; break;
         default:  usage(argv[0]);
         }
     }

@@ -4,19 +4,19 @@
 . "$(dirname "$0")/common.bash"
 
 out=$(UCX_GAUDI_EMU_DEVICES=2 "$UCX_INFO" -d 2>&1)
-echo "$out" | grep -q 'Memory domain: gaudi_cpy' || fail "no gaudi_cpy MD: $out"
-echo "$out" | grep -q 'Transport: gaudi_copy' || fail "no gaudi_copy transport"
-echo "$out" | grep -qE 'Device: gaudi[01]$' || fail "no gaudi device"
+grep -q 'Memory domain: gaudi_cpy' <<< "$out" || fail "no gaudi_cpy MD: $out"
+grep -q 'Transport: gaudi_copy' <<< "$out" || fail "no gaudi_copy transport"
+grep -qE 'Device: gaudi[01]$' <<< "$out" || fail "no gaudi device"
 ok "ucx_info -d lists gaudi_cpy/gaudi_copy on $(echo "$out" | grep -oE 'Device: gaudi[0-9]+' | head -n1)"
-echo "$out" | grep -q 'Memory domain: gaudi_ipc' || fail "no gaudi_ipc MD: $out"
-echo "$out" | grep -q 'Transport: gaudi_ipc' || fail "no gaudi_ipc transport"
-echo "$out" | grep -A3 'Transport: gaudi_ipc' | grep -q 'Device: gaudi_ipc' ||
+grep -q 'Memory domain: gaudi_ipc' <<< "$out" || fail "no gaudi_ipc MD: $out"
+grep -q 'Transport: gaudi_ipc' <<< "$out" || fail "no gaudi_ipc transport"
+grep -A3 'Transport: gaudi_ipc' <<< "$out" | grep -q 'Device: gaudi_ipc' ||
     fail "gaudi_ipc transport without its device"
 ok "ucx_info -d lists gaudi_ipc/gaudi_ipc"
 
 out=$(env -u UCX_GAUDI_EMU_DEVICES "$UCX_INFO" -d 2>&1)
-echo "$out" | grep -qi 'gaudi' && fail "gaudi shown without devices: $(echo "$out" | grep -i gaudi)"
-echo "$out" | grep -qE '\[.*(WARN|ERROR)' && fail "warning without devices: $out"
+grep -qi 'gaudi' <<< "$out" && fail "gaudi shown without devices: $(echo "$out" | grep -i gaudi)"
+grep -qE '\[.*(WARN|ERROR)' <<< "$out" && fail "warning without devices: $out"
 ok "no gaudi device and no warning without the emulator"
 
 cfg=$("$UCX_INFO" -c -f 2>&1)
@@ -25,7 +25,7 @@ for knob in GAUDI_COPY_BW GAUDI_COPY_LAT GAUDI_COPY_BOUNCE_SIZE \
             GAUDI_COPY_RCACHE_MAX_SIZE GAUDI_EMU_DEVICES GAUDI_DEVICE \
             GAUDI_IPC_BW GAUDI_IPC_LAT GAUDI_IPC_OVERHEAD GAUDI_IPC_CACHE \
             GAUDI_IPC_MAX_INFLIGHT GAUDI_IPC_TIMEOUT GAUDI_IPC_MAX_BCOPY; do
-    echo "$cfg" | grep -q "UCX_$knob=" || fail "knob UCX_$knob not listed"
+    grep -q "UCX_$knob=" <<< "$cfg" || fail "knob UCX_$knob not listed"
 done
 # every GAUDI_COPY knob is preceded by its help text (a "# <text>" line
 # other than the syntax line, since the previous knob's value)
@@ -44,13 +44,13 @@ ok "ucx_info -c -f lists the GAUDI_COPY and GAUDI_IPC knobs with help text"
 # negative number) is refused by name when the interface opens
 for bw in infMBs nanMBs -5MBs; do
     out=$(UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_COPY_BW=$bw "$UCX_INFO" -d 2>&1)
-    echo "$out" | grep -q 'UCX_GAUDI_COPY_BW=.*not a positive finite bandwidth' ||
+    grep -q 'UCX_GAUDI_COPY_BW=.*not a positive finite bandwidth' <<< "$out" ||
         fail "UCX_GAUDI_COPY_BW=$bw not refused: $(echo "$out" | grep -i -A2 gaudi_copy | head -n 5)"
-    echo "$out" | grep -A5 'Transport: gaudi_copy' |
+    grep -A5 'Transport: gaudi_copy' <<< "$out" |
         grep -q 'failed to open interface' ||
         fail "gaudi_copy opened with UCX_GAUDI_COPY_BW=$bw"
     out=$(UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_IPC_BW=$bw "$UCX_INFO" -d 2>&1)
-    echo "$out" | grep -q 'UCX_GAUDI_IPC_BW=.*not a positive finite bandwidth' ||
+    grep -q 'UCX_GAUDI_IPC_BW=.*not a positive finite bandwidth' <<< "$out" ||
         fail "UCX_GAUDI_IPC_BW=$bw not refused"
 done
 ok "UCX_GAUDI_COPY_BW / UCX_GAUDI_IPC_BW of inf, nan or below 0 are refused by name"

@@ -7,6 +7,7 @@
 #include "base_common.h"
 
 #include <uct/api/uct.h>
+#include <climits>
 
 using namespace gaudi_base_test;
 
@@ -75,7 +76,7 @@ void fill_pattern(uint8_t *buf, size_t length, unsigned seed)
 void wait_comp(uct_gaudi_dma_chan_t *chan, test_comp &comp)
 {
     while (comp.calls == 0) {
-        uct_gaudi_dma_chan_progress(chan);
+        uct_gaudi_dma_chan_progress(chan, UINT_MAX);
     }
 }
 

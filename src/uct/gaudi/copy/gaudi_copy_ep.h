@@ -7,9 +7,7 @@
 #ifndef UCT_GAUDI_COPY_EP_H_
 #define UCT_GAUDI_COPY_EP_H_
 
-#include <uct/api/uct.h>
-#include <uct/base/uct_iface.h>
-#include <ucs/type/class.h>
+#include <uct/gaudi/base/gaudi_iface.h>
 
 
 typedef struct uct_gaudi_copy_ep {
@@ -17,58 +15,37 @@ typedef struct uct_gaudi_copy_ep {
 } uct_gaudi_copy_ep_t;
 
 
-struct uct_gaudi_copy_iface;
 struct uct_gaudi_copy_memh;
 
 
-/* A zero-copy operation in flight */
+/* A zero-copy operation in flight, with the host mappings it took */
 typedef struct uct_gaudi_copy_op {
-    uct_completion_t            comp;        /* of its DMA submission */
-    uct_completion_t            *user_comp;  /* may be NULL */
-    struct uct_gaudi_copy_iface *iface;
+    uct_gaudi_op_t              super;
     unsigned                    num_mapped;
-    struct uct_gaudi_copy_memh  *mapped[];   /* host mappings it took */
+    struct uct_gaudi_copy_memh  *mapped[];   /* up to 2 per iov */
 } uct_gaudi_copy_op_t;
-
-
-/* A pending request's private data */
-typedef struct {
-    uct_pending_req_priv_queue_t super;
-    uct_ep_h                     ep;
-} uct_gaudi_copy_pending_priv_t;
 
 
 UCS_CLASS_DECLARE_NEW_FUNC(uct_gaudi_copy_ep_t, uct_ep_t,
                            const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_gaudi_copy_ep_t, uct_ep_t);
 
-ucs_status_t uct_gaudi_copy_ep_put_short(uct_ep_h tl_ep, const void *buffer,
-                                         unsigned length, uint64_t remote_addr,
-                                         uct_rkey_t rkey);
+/* Host or Gaudi memory <-> Gaudi memory of this process, through the
+ * bounce buffer (uct_gaudi_iface_ops_t) */
+ucs_status_t uct_gaudi_copy_ep_rma_short(uct_ep_h tl_ep, void *local,
+                                         size_t length, uint64_t remote_addr,
+                                         uct_rkey_t rkey, int is_put);
 
-ucs_status_t uct_gaudi_copy_ep_get_short(uct_ep_h tl_ep, void *buffer,
-                                         unsigned length, uint64_t remote_addr,
-                                         uct_rkey_t rkey);
 
-ucs_status_t uct_gaudi_copy_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                         size_t iovcnt, uint64_t remote_addr,
-                                         uct_rkey_t rkey,
-                                         uct_completion_t *comp);
+/* One DMA submission of the iov's copies; host memory is mapped (through
+ * the rcache) for as long as the operation runs (uct_gaudi_iface_ops_t) */
+ucs_status_t uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp,
+                                     int is_put);
 
-ucs_status_t uct_gaudi_copy_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                         size_t iovcnt, uint64_t remote_addr,
-                                         uct_rkey_t rkey,
-                                         uct_completion_t *comp);
 
-ucs_status_t uct_gaudi_copy_ep_pending_add(uct_ep_h tl_ep,
-                                          uct_pending_req_t *req,
-                                          unsigned flags);
-
-void uct_gaudi_copy_ep_pending_purge(uct_ep_h tl_ep,
-                                     uct_pending_purge_callback_t cb,
-                                     void *arg);
-
-ucs_status_t uct_gaudi_copy_ep_flush(uct_ep_h tl_ep, unsigned flags,
-                                     uct_completion_t *comp);
+/* Release the host mappings @a op took (uct_gaudi_iface_ops_t) */
+void uct_gaudi_copy_op_release(uct_gaudi_op_t *op);
 
 #endif

@@ -12,37 +12,18 @@
 #include "gaudi_copy_md.h"
 #include "gaudi_copy_ep.h"
 
-#include <uct/gaudi/drv/gaudi_lib.h>
-#include <uct/gaudi/drv/gaudi_mem.h>
-#include <ucs/debug/log.h>
-#include <ucs/debug/memtrack_int.h>
+#include <uct/gaudi/base/gaudi_ep.h>
+#include <uct/gaudi/base/gaudi_md.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/sys.h>
-#include <ucs/time/time.h>
 #include <ucs/type/class.h>
 #include <string.h>
-#include <limits.h>
-
-
-#define UCT_GAUDI_COPY_IFACE_OVERHEAD 0
 
 
 static ucs_config_field_t uct_gaudi_copy_iface_config_table[] = {
     {"", "", NULL,
      ucs_offsetof(uct_gaudi_copy_iface_config_t, super),
-     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
-
-    {"BW", "auto",
-     "Effective DMA bandwidth between host and Gaudi memory. \"auto\" takes\n"
-     "the PCIe host link of the ASIC (Gaudi1/Gaudi2: 24GBs per direction).",
-     ucs_offsetof(uct_gaudi_copy_iface_config_t, bandwidth),
-     UCS_CONFIG_TYPE_BW},
-
-    {"LAT", "auto",
-     "Latency of one DMA command submission until its completion is seen.\n"
-     "\"auto\" takes the ASIC default (8us).",
-     ucs_offsetof(uct_gaudi_copy_iface_config_t, latency),
-     UCS_CONFIG_TYPE_TIME_UNITS},
+     UCS_CONFIG_TYPE_TABLE(uct_gaudi_iface_config_table)},
 
     {"BOUNCE_SIZE", "1m",
      "Size of the pre-registered host buffer through which short operations\n"
@@ -50,37 +31,8 @@ static ucs_config_field_t uct_gaudi_copy_iface_config_table[] = {
      ucs_offsetof(uct_gaudi_copy_iface_config_t, bounce_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
-    {"MAX_INFLIGHT", "64",
-     "Maximal number of DMA command submissions in flight per interface; one\n"
-     "pre-mapped command buffer each. A zero-copy operation beyond it returns\n"
-     "UCS_ERR_NO_RESOURCE and waits in the pending queue.",
-     ucs_offsetof(uct_gaudi_copy_iface_config_t, max_inflight),
-     UCS_CONFIG_TYPE_UINT},
-
-    {"MAX_IOV", "16",
-     "Maximal number of iov entries of one zero-copy operation; they are\n"
-     "batched into one DMA command submission.",
-     ucs_offsetof(uct_gaudi_copy_iface_config_t, max_iov),
-     UCS_CONFIG_TYPE_UINT},
-
     {NULL}
 };
-
-
-#ifdef ENABLE_STATS
-static ucs_stats_class_t uct_gaudi_copy_iface_stats_class = {
-    .name          = "gaudi_copy_iface",
-    .num_counters  = UCT_GAUDI_COPY_IFACE_STAT_LAST,
-    .class_id      = UCS_STATS_CLASS_ID_INVALID,
-    .counter_names = {
-        [UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D]   = "bytes_h2d",
-        [UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2H]   = "bytes_d2h",
-        [UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2D]   = "bytes_d2d",
-        [UCT_GAUDI_COPY_IFACE_STAT_DMA_ERRORS]  = "dma_errors",
-        [UCT_GAUDI_COPY_IFACE_STAT_NO_RESOURCE] = "no_resource"
-    }
-};
-#endif
 
 
 static UCS_CLASS_DECLARE_DELETE_FUNC(uct_gaudi_copy_iface_t, uct_iface_t);
@@ -91,7 +43,6 @@ uct_gaudi_copy_iface_get_address(uct_iface_h tl_iface,
 {
     uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
                                                    uct_gaudi_copy_iface_t);
-
     uct_gaudi_copy_iface_addr_t id = iface->id;
 
     /* UCP packs addresses byte by byte: iface_addr may be misaligned */
@@ -116,173 +67,36 @@ uct_gaudi_copy_iface_is_reachable(const uct_iface_h tl_iface,
     return id == iface->id;
 }
 
-static void uct_gaudi_copy_iface_set_rma_caps(uct_gaudi_copy_iface_t *iface,
-                                              uct_iface_attr_t *attr)
-{
-    attr->cap.put.max_short       = UINT_MAX;
-    attr->cap.put.max_bcopy       = 0;
-    attr->cap.put.min_zcopy       = 0;
-    attr->cap.put.max_zcopy       = SIZE_MAX;
-    attr->cap.put.opt_zcopy_align = 1;
-    attr->cap.put.align_mtu       = 1;
-    attr->cap.put.max_iov         = iface->config.max_iov;
-    attr->cap.get.max_short       = UINT_MAX;
-    attr->cap.get.max_bcopy       = 0;
-    attr->cap.get.min_zcopy       = 0;
-    attr->cap.get.max_zcopy       = SIZE_MAX;
-    attr->cap.get.opt_zcopy_align = 1;
-    attr->cap.get.align_mtu       = 1;
-    attr->cap.get.max_iov         = iface->config.max_iov;
-}
-
 static ucs_status_t
 uct_gaudi_copy_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
 {
     uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
                                                    uct_gaudi_copy_iface_t);
 
-    uct_base_iface_query(&iface->super, iface_attr);
-
-    iface_attr->iface_addr_len      = sizeof(uct_gaudi_copy_iface_addr_t);
-    iface_attr->device_addr_len     = 0;
-    iface_attr->ep_addr_len         = 0;
-    iface_attr->cap.flags           = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
-                                      UCT_IFACE_FLAG_PUT_SHORT |
-                                      UCT_IFACE_FLAG_GET_SHORT |
-                                      UCT_IFACE_FLAG_PUT_ZCOPY |
-                                      UCT_IFACE_FLAG_GET_ZCOPY |
-                                      UCT_IFACE_FLAG_PENDING;
-    iface_attr->cap.event_flags     = 0;
-    uct_gaudi_copy_iface_set_rma_caps(iface, iface_attr);
-    iface_attr->cap.am.opt_zcopy_align = 1;
-    iface_attr->cap.am.align_mtu    = 1;
-    iface_attr->cap.am.max_iov      = 1;
-    iface_attr->latency             = ucs_linear_func_make(
-                                              iface->config.latency, 0);
-    iface_attr->bandwidth.dedicated = 0;
-    iface_attr->bandwidth.shared    = iface->config.bandwidth;
-    iface_attr->overhead            = UCT_GAUDI_COPY_IFACE_OVERHEAD;
-    iface_attr->priority            = 0;
-    return UCS_OK;
-}
-
-ucs_status_t uct_gaudi_copy_iface_flush_comp(uct_gaudi_copy_iface_t *iface,
-                                             uct_completion_t *comp)
-{
-    return uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq,
-                                    ucs_queue_is_empty(&iface->pending),
-                                    comp);
-}
-
-static ucs_status_t
-uct_gaudi_copy_iface_flush(uct_iface_h tl_iface, unsigned flags,
-                           uct_completion_t *comp)
-{
-    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
-                                                   uct_gaudi_copy_iface_t);
-    ucs_status_t status;
-
-    status = uct_gaudi_copy_iface_flush_comp(iface, comp);
-    if (status == UCS_OK) {
-        UCT_TL_IFACE_STAT_FLUSH(&iface->super);
-    } else if (status == UCS_INPROGRESS) {
-        UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
-    }
-
-    return status;
-}
-
-/* The statistics mirror the DMA channel's own counters (UCT_GAUDI_DMA_*
- * and the STAT_BYTES_* entries are in the same order) */
-static void uct_gaudi_copy_iface_stats_update(uct_gaudi_copy_iface_t *iface)
-{
-#ifdef ENABLE_STATS
-    const uct_gaudi_dma_counters_t *counters = &iface->chan.counters;
-    unsigned dir;
-
-    UCS_STATIC_ASSERT(UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2H ==
-                      UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D + UCT_GAUDI_DMA_D2H);
-    UCS_STATIC_ASSERT(UCT_GAUDI_COPY_IFACE_STAT_BYTES_D2D ==
-                      UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D + UCT_GAUDI_DMA_D2D);
-    for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
-        UCS_STATS_SET_COUNTER(iface->stats,
-                              UCT_GAUDI_COPY_IFACE_STAT_BYTES_H2D + dir,
-                              counters->bytes[dir]);
-    }
-    UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_COPY_IFACE_STAT_DMA_ERRORS,
-                          counters->errors);
-    UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_COPY_IFACE_STAT_NO_RESOURCE,
-                          counters->no_resource);
-#endif
-}
-
-unsigned uct_gaudi_copy_iface_progress(uct_iface_h tl_iface)
-{
-    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
-                                                   uct_gaudi_copy_iface_t);
-    uct_gaudi_copy_pending_priv_t *priv;
-    unsigned count;
-
-    count = uct_gaudi_dma_chan_progress(&iface->chan);
-    uct_pending_queue_dispatch(priv, &iface->pending,
-                               uct_gaudi_dma_chan_has_room(&iface->chan));
-    uct_gaudi_dma_chan_flush_progress(&iface->chan, &iface->flushq);
-    if (count > 0) {
-        uct_gaudi_copy_iface_stats_update(iface);
-    }
-    return count;
-}
-
-static ucs_status_t
-uct_gaudi_copy_estimate_perf(uct_iface_h tl_iface, uct_perf_attr_t *perf_attr)
-{
-    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
-                                                   uct_gaudi_copy_iface_t);
-
-    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_BANDWIDTH) {
-        perf_attr->bandwidth.dedicated = 0;
-        perf_attr->bandwidth.shared    = iface->config.bandwidth;
-    }
-
-    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_SEND_PRE_OVERHEAD) {
-        perf_attr->send_pre_overhead = UCT_GAUDI_COPY_IFACE_OVERHEAD;
-    }
-
-    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_SEND_POST_OVERHEAD) {
-        perf_attr->send_post_overhead = 0;
-    }
-
-    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_RECV_OVERHEAD) {
-        perf_attr->recv_overhead = 0;
-    }
-
-    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_LATENCY) {
-        perf_attr->latency = ucs_linear_func_make(iface->config.latency, 0);
-    }
-
-    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_MAX_INFLIGHT_EPS) {
-        perf_attr->max_inflight_eps = SIZE_MAX;
-    }
-
+    uct_gaudi_iface_query(&iface->super, iface_attr);
+    iface_attr->iface_addr_len  = sizeof(uct_gaudi_copy_iface_addr_t);
+    iface_attr->device_addr_len = 0;
     return UCS_OK;
 }
 
 static uct_iface_ops_t uct_gaudi_copy_iface_ops = {
-    .ep_put_short             = uct_gaudi_copy_ep_put_short,
-    .ep_get_short             = uct_gaudi_copy_ep_get_short,
-    .ep_put_zcopy             = uct_gaudi_copy_ep_put_zcopy,
-    .ep_get_zcopy             = uct_gaudi_copy_ep_get_zcopy,
-    .ep_pending_add           = uct_gaudi_copy_ep_pending_add,
-    .ep_pending_purge         = uct_gaudi_copy_ep_pending_purge,
-    .ep_flush                 = uct_gaudi_copy_ep_flush,
+    .ep_put_short             = uct_gaudi_ep_put_short,
+    .ep_get_short             = uct_gaudi_ep_get_short,
+    .ep_put_zcopy             = uct_gaudi_ep_put_zcopy,
+    .ep_get_zcopy             = uct_gaudi_ep_get_zcopy,
+    .ep_pending_add           = uct_gaudi_ep_pending_add,
+    .ep_pending_purge         = uct_gaudi_ep_pending_purge,
+    .ep_flush                 = uct_gaudi_ep_flush,
     .ep_fence                 = uct_base_ep_fence,
     .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_gaudi_copy_ep_t),
     .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_gaudi_copy_ep_t),
-    .iface_flush              = uct_gaudi_copy_iface_flush,
+    .iface_flush              = uct_gaudi_iface_flush,
     .iface_fence              = uct_base_iface_fence,
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
-    .iface_progress           = uct_gaudi_copy_iface_progress,
+    .iface_progress           = uct_gaudi_iface_progress,
+    .iface_event_fd_get       = uct_gaudi_iface_event_fd_get,
+    .iface_event_arm          = uct_gaudi_iface_event_arm,
     .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(
                                         uct_gaudi_copy_iface_t),
     .iface_query              = uct_gaudi_copy_iface_query,
@@ -292,13 +106,19 @@ static uct_iface_ops_t uct_gaudi_copy_iface_ops = {
     .iface_is_reachable       = uct_gaudi_copy_iface_is_reachable
 };
 
-static uct_iface_internal_ops_t uct_gaudi_copy_iface_internal_ops = {
-    .iface_estimate_perf = uct_gaudi_copy_estimate_perf,
-    .iface_vfs_refresh   = (uct_iface_vfs_refresh_func_t)ucs_empty_function,
-    .ep_query            = (uct_ep_query_func_t)
-                           ucs_empty_function_return_unsupported,
-    .ep_invalidate       = (uct_ep_invalidate_func_t)
-                           ucs_empty_function_return_unsupported
+static uct_gaudi_iface_ops_t uct_gaudi_copy_iface_internal_ops = {
+    .super = {
+        .iface_estimate_perf = uct_gaudi_iface_estimate_perf,
+        .iface_vfs_refresh   = (uct_iface_vfs_refresh_func_t)
+                               ucs_empty_function,
+        .ep_query            = (uct_ep_query_func_t)
+                               ucs_empty_function_return_unsupported,
+        .ep_invalidate       = (uct_ep_invalidate_func_t)
+                               ucs_empty_function_return_unsupported
+    },
+    .ep_rma_short = uct_gaudi_copy_ep_rma_short,
+    .ep_zcopy     = uct_gaudi_copy_ep_zcopy,
+    .op_release   = uct_gaudi_copy_op_release
 };
 
 static ucs_status_t
@@ -307,30 +127,10 @@ uct_gaudi_copy_query_devices(uct_md_h tl_md,
                              unsigned *num_tl_devices_p)
 {
     uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
-    return uct_single_device_resource(tl_md, md->dev->name,
-                                      UCT_DEVICE_TYPE_ACC,
-                                      md->dev->info->sys_dev, tl_devices_p,
-                                      num_tl_devices_p);
-}
 
-static void uct_gaudi_copy_iface_set_perf(uct_gaudi_copy_iface_t *iface,
-                                          const uct_gaudi_copy_iface_config_t
-                                          *config)
-{
-    /* PCIe Gen4 x16 host link of Gaudi1/Gaudi2 (habanalabs-uapi.md 12) */
-    iface->config.bandwidth = UCS_CONFIG_BW_IS_AUTO(config->bandwidth) ?
-                              24000.0 * UCS_MBYTE : config->bandwidth;
-    iface->config.latency   = (config->latency == UCS_TIME_AUTO) ? 8e-6 :
-                              ucs_time_to_sec(config->latency);
+    return uct_gaudi_query_devices(tl_md, md->dev, md->dev->name,
+                                   tl_devices_p, num_tl_devices_p);
 }
-
-static ucs_mpool_ops_t uct_gaudi_copy_op_mpool_ops = {
-    .chunk_alloc   = ucs_mpool_chunk_malloc,
-    .chunk_release = ucs_mpool_chunk_free,
-    .obj_init      = NULL,
-    .obj_cleanup   = NULL,
-    .obj_str       = NULL
-};
 
 static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_iface_t, uct_md_h tl_md,
                            uct_worker_h worker,
@@ -340,90 +140,32 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_iface_t, uct_md_h tl_md,
     uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
     const uct_gaudi_copy_iface_config_t *config =
             ucs_derived_of(tl_config, uct_gaudi_copy_iface_config_t);
-    const char *dev_name = md->dev->name;
-    ucs_status_t status;
+    uct_gaudi_iface_params_t gaudi_params = {
+        .tl_name      = "gaudi_copy",
+        .dev_name     = md->dev->name,
+        .bw_knob      = "UCX_GAUDI_COPY_BW",
+        .auto_latency = 8e-6,
+        .bounce_size  = config->bounce_size,
+        /* an iov may need a host mapping at each end */
+        .op_size      = sizeof(uct_gaudi_copy_op_t) +
+                        (2 * ucs_max(config->super.max_iov, 1) *
+                         sizeof(uct_gaudi_copy_memh_t*))
+    };
 
-    UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_gaudi_copy_iface_ops,
+    UCS_CLASS_CALL_SUPER_INIT(uct_gaudi_iface_t, &uct_gaudi_copy_iface_ops,
                               &uct_gaudi_copy_iface_internal_ops, tl_md,
-                              worker, params,
-                              tl_config UCS_STATS_ARG(params->stats_root)
-                              UCS_STATS_ARG("gaudi_copy"));
+                              md->dev, worker, params, tl_config,
+                              &gaudi_params);
 
-    /* a caller that names a device must name the one this process owns */
-    if ((params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) &&
-        (params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE) &&
-        (params->mode.device.dev_name != NULL) &&
-        strcmp(params->mode.device.dev_name, dev_name)) {
-        ucs_error("gaudi_copy: no device %s (this process owns %s)",
-                  params->mode.device.dev_name, dev_name);
-        return UCS_ERR_NO_DEVICE;
-    }
-
-    status = uct_gaudi_base_check_bw("UCX_GAUDI_COPY_BW", config->bandwidth);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    self->id             = ucs_generate_uuid((uintptr_t)self);
-    self->dev            = md->dev;
-    self->config.max_iov = ucs_max(config->max_iov, 1);
-    uct_gaudi_copy_iface_set_perf(self, config);
-    ucs_queue_head_init(&self->pending);
-    ucs_queue_head_init(&self->flushq);
-
-    status = uct_gaudi_bounce_init(self->dev, config->bounce_size,
-                                   "gaudi_copy_bounce", &self->bounce);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    status = uct_gaudi_dma_chan_init(self->dev, config->max_inflight,
-                                     self->config.max_iov, &self->chan);
-    if (status != UCS_OK) {
-        goto err_bounce;
-    }
-
-    status = ucs_mpool_init(&self->op_mp, 0,
-                            sizeof(uct_gaudi_copy_op_t) +
-                            (2 * self->config.max_iov *
-                             sizeof(uct_gaudi_copy_memh_t*)),
-                            0, UCS_SYS_CACHE_LINE_SIZE, 128, UINT_MAX,
-                            &uct_gaudi_copy_op_mpool_ops, "gaudi_copy_ops");
-    if (status != UCS_OK) {
-        goto err_chan;
-    }
-
-    status = UCS_STATS_NODE_ALLOC(&self->stats,
-                                  &uct_gaudi_copy_iface_stats_class,
-                                  self->super.stats, "-%s", dev_name);
-    if (status != UCS_OK) {
-        goto err_mpool;
-    }
-
+    self->id = ucs_generate_uuid((uintptr_t)self);
     return UCS_OK;
-
-err_mpool:
-    ucs_mpool_cleanup(&self->op_mp, 1);
-err_chan:
-    uct_gaudi_dma_chan_cleanup(&self->chan);
-err_bounce:
-    uct_gaudi_bounce_cleanup(self->dev, &self->bounce);
-    return status;
 }
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gaudi_copy_iface_t)
 {
-    uct_base_iface_progress_disable(&self->super.super,
-                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    /* completes what is in flight (bounded by the DMA timeout) */
-    uct_gaudi_dma_chan_cleanup(&self->chan);
-    uct_gaudi_dma_chan_flush_progress(&self->chan, &self->flushq);
-    UCS_STATS_NODE_FREE(self->stats);
-    ucs_mpool_cleanup(&self->op_mp, 1);
-    uct_gaudi_bounce_cleanup(self->dev, &self->bounce);
 }
 
-UCS_CLASS_DEFINE(uct_gaudi_copy_iface_t, uct_base_iface_t);
+UCS_CLASS_DEFINE(uct_gaudi_copy_iface_t, uct_gaudi_iface_t);
 UCS_CLASS_DEFINE_NEW_FUNC(uct_gaudi_copy_iface_t, uct_iface_t, uct_md_h,
                           uct_worker_h, const uct_iface_params_t*,
                           const uct_iface_config_t*);

@@ -10,6 +10,7 @@
 
 #include "gaudi_copy_md.h"
 
+#include <uct/gaudi/base/gaudi_md.h>
 #include <uct/gaudi/drv/gaudi_lib.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -366,20 +367,6 @@ static uct_md_ops_t uct_gaudi_copy_md_ops = {
 };
 
 static ucs_status_t
-uct_gaudi_copy_query_md_resources(uct_component_t *component,
-                                  uct_md_resource_desc_t **resources_p,
-                                  unsigned *num_resources_p)
-{
-    if ((uct_gaudi_lib_init() != UCS_OK) ||
-        (uct_gaudi_lib_num_usable() == 0)) {
-        return uct_md_query_empty_md_resource(resources_p, num_resources_p);
-    }
-
-    return uct_md_query_single_md_resource(component, resources_p,
-                                           num_resources_p);
-}
-
-static ucs_status_t
 uct_gaudi_copy_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache,
                                  void *arg, ucs_rcache_region_t *rregion,
                                  uint16_t rcache_mem_reg_flags)
@@ -498,7 +485,7 @@ uct_gaudi_copy_md_open(uct_component_t *component, const char *md_name,
 }
 
 uct_component_t uct_gaudi_copy_component = {
-    .query_md_resources = uct_gaudi_copy_query_md_resources,
+    .query_md_resources = uct_gaudi_query_md_resources,
     .md_open            = uct_gaudi_copy_md_open,
     .cm_open            = (uct_component_cm_open_func_t)
                           ucs_empty_function_return_unsupported,

@@ -9,6 +9,7 @@
 #endif
 
 #include "gaudi_discover.h"
+#include "gaudi_err.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_seam.h"
 
@@ -224,24 +225,29 @@ static ucs_status_t uct_gaudi_dev_query(int minor, uct_gaudi_dev_info_t *info)
     uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_COMPUTE, minor,
                               info->compute_path, sizeof(info->compute_path));
 
-    fd = uct_gaudi_seam_ops->open(info->control_path, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        ucs_debug("cannot open %s: %m", info->control_path);
+    /* a device that does not answer is skipped: debug level */
+    if (UCT_GAUDI_NODE_FUNC(info->control_path,
+                            fd = uct_gaudi_seam_ops->open(info->control_path,
+                                                          O_RDWR | O_CLOEXEC),
+                            UCS_LOG_LEVEL_DEBUG) != UCS_OK) {
         return UCS_ERR_NO_DEVICE;
     }
 
     memset(&hw_ip, 0, sizeof(hw_ip));
-    if (uct_gaudi_ioctl_info(fd, HL_INFO_HW_IP_INFO, &hw_ip,
-                             sizeof(hw_ip)) < 0) {
-        ucs_debug("%s: INFO(HW_IP_INFO) failed: %m", info->control_path);
+    if (UCT_GAUDI_NODE_FUNC(info->control_path,
+                            uct_gaudi_ioctl_info(fd, HL_INFO_HW_IP_INFO,
+                                                 &hw_ip, sizeof(hw_ip)),
+                            UCS_LOG_LEVEL_DEBUG) != UCS_OK) {
         uct_gaudi_seam_ops->close(fd);
         return UCS_ERR_NO_DEVICE;
     }
 
     memset(&dev_status, 0, sizeof(dev_status));
-    if (uct_gaudi_ioctl_info(fd, HL_INFO_DEVICE_STATUS, &dev_status,
-                             sizeof(dev_status)) < 0) {
-        ucs_debug("%s: INFO(DEVICE_STATUS) failed: %m", info->control_path);
+    if (UCT_GAUDI_NODE_FUNC(info->control_path,
+                            uct_gaudi_ioctl_info(fd, HL_INFO_DEVICE_STATUS,
+                                                 &dev_status,
+                                                 sizeof(dev_status)),
+                            UCS_LOG_LEVEL_DEBUG) != UCS_OK) {
         dev_status.status = HL_DEVICE_STATUS_MALFUNCTION;
     }
 

@@ -23,6 +23,7 @@
 #include <ucs/sys/sys.h>
 #include <ucs/time/time.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -55,14 +56,29 @@ static int uct_gaudi_dma_is_gaudi1(const uct_gaudi_dev_t *dev)
     return dev->info->asic == UCT_GAUDI_ASIC_GAUDI1;
 }
 
+/* mmap a kernel CB by its handle; 0 or -1/errno (UCT_GAUDI_FUNC) */
+static int uct_gaudi_dma_kcb_mmap(uct_gaudi_dma_chan_t *chan,
+                                  uct_gaudi_dma_desc_t *desc)
+{
+    void *ptr;
+
+    ptr = uct_gaudi_seam_ops->mmap(NULL, chan->map_size,
+                                   PROT_READ | PROT_WRITE, MAP_SHARED,
+                                   chan->dev->fd, desc->cb_handle);
+    if (ptr == MAP_FAILED) {
+        return -1;
+    }
+
+    desc->cb = ptr;
+    return 0;
+}
+
 static ucs_status_t uct_gaudi_dma_kcb_create(uct_gaudi_dma_chan_t *chan,
                                              uct_gaudi_dma_desc_t *desc)
 {
     uct_gaudi_dev_t *dev = chan->dev;
     union hl_cb_args args;
     ucs_status_t status;
-    void *ptr;
-    int err;
 
     /* Gaudi1 external queues take kernel CBs only, mmapped by handle */
     memset(&args, 0, sizeof(args));
@@ -76,23 +92,16 @@ static ucs_status_t uct_gaudi_dma_kcb_create(uct_gaudi_dma_chan_t *chan,
     }
 
     desc->cb_handle = args.out.cb_handle;
-    ptr             = uct_gaudi_seam_ops->mmap(NULL, chan->map_size,
-                                               PROT_READ | PROT_WRITE,
-                                               MAP_SHARED, dev->fd,
-                                               desc->cb_handle);
-    if (ptr != MAP_FAILED) {
-        desc->cb = ptr;
+    status = UCT_GAUDI_FUNC_LOG_ERR(dev, uct_gaudi_dma_kcb_mmap(chan, desc));
+    if (status == UCS_OK) {
         return UCS_OK;
     }
 
-    err = errno;
-    ucs_error("%s: mmap of command buffer 0x%" PRIx64 " failed: %s",
-              dev->name, desc->cb_handle, strerror(err));
-    status = uct_gaudi_err_handle(dev, "mmap(CB)", err);
     memset(&args, 0, sizeof(args));
     args.in.op        = HL_CB_OP_DESTROY;
     args.in.cb_handle = desc->cb_handle;
-    uct_gaudi_ioctl(dev->fd, UCT_GAUDI_IOC_CB, &args);
+    UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd, UCT_GAUDI_IOC_CB, &args),
+                   UCS_LOG_LEVEL_DIAG);
     return status;
 }
 
@@ -204,7 +213,6 @@ ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
                                      unsigned max_inflight, unsigned max_batch,
                                      uct_gaudi_dma_chan_t *chan)
 {
-    pthread_mutexattr_t attr;
     ucs_status_t status;
     unsigned i;
 
@@ -242,11 +250,7 @@ ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
         ucs_queue_head_init(&chan->queue[i]);
     }
 
-    /* recursive: a completion callback may post on the same channel */
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&chan->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
+    pthread_mutex_init(&chan->lock, NULL);
     return UCS_OK;
 }
 
@@ -342,9 +346,8 @@ void uct_gaudi_dma_cleanup(uct_gaudi_dev_t *dev)
     }
 }
 
-static uct_gaudi_dma_dir_t uct_gaudi_dma_direction(uct_gaudi_dev_t *dev,
-                                                   uint64_t dst, uint64_t src,
-                                                   size_t length)
+uct_gaudi_dma_dir_t uct_gaudi_dma_direction(uct_gaudi_dev_t *dev, uint64_t dst,
+                                            uint64_t src, size_t length)
 {
     int dst_dev = uct_gaudi_mem_is_device_address(dev, dst, length);
     int src_dev = uct_gaudi_mem_is_device_address(dev, src, length);
@@ -690,16 +693,20 @@ static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,
     return UCS_INPROGRESS;
 }
 
-static unsigned uct_gaudi_dma_progress_dir(uct_gaudi_dma_chan_t *chan,
-                                           uct_gaudi_dma_dir_t dir)
+/* Take the ended submissions at the head of @a dir's queue, up to @a max,
+ * into @a done; their completions run after the channel's lock is
+ * released (a completion callback may post on the channel again) */
+static unsigned uct_gaudi_dma_reap_dir(uct_gaudi_dma_chan_t *chan,
+                                       uct_gaudi_dma_dir_t dir,
+                                       uct_gaudi_dma_done_t *done,
+                                       unsigned max)
 {
     ucs_queue_head_t *queue = &chan->queue[dir];
     unsigned count          = 0;
     uct_gaudi_dma_desc_t *desc;
-    uct_completion_t *comp;
     ucs_status_t status;
 
-    while (!ucs_queue_is_empty(queue)) {
+    while ((count < max) && !ucs_queue_is_empty(queue)) {
         desc   = ucs_queue_head_elem_non_empty(queue, uct_gaudi_dma_desc_t,
                                                queue);
         status = uct_gaudi_dma_poll(chan, desc);
@@ -708,9 +715,10 @@ static unsigned uct_gaudi_dma_progress_dir(uct_gaudi_dma_chan_t *chan,
         }
 
         ucs_queue_pull_non_empty(queue);
-        comp            = desc->comp;
-        desc->next_free = chan->free_head;
-        chan->free_head = desc - chan->descs;
+        done[count].comp   = desc->comp;
+        done[count].status = status;
+        desc->next_free    = chan->free_head;
+        chan->free_head    = desc - chan->descs;
         --chan->in_flight;
         ++chan->counters.done[dir];
         ++count;
@@ -722,28 +730,90 @@ static unsigned uct_gaudi_dma_progress_dir(uct_gaudi_dma_chan_t *chan,
 
         ucs_trace_data("%s: CS %" PRIu64 " done: %s", chan->dev->name,
                        desc->seq, ucs_status_string(status));
-        if (comp != NULL) {
-            uct_invoke_completion(comp, status);
+    }
+
+    return count;
+}
+
+unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan, unsigned max)
+{
+    uct_gaudi_dma_done_t done[UCT_GAUDI_DMA_REAP_BATCH];
+    unsigned dir, i, num_done, count = 0;
+
+    while ((count < max) && (chan->in_flight > 0)) {
+        num_done = 0;
+        pthread_mutex_lock(&chan->lock);
+        for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
+            num_done += uct_gaudi_dma_reap_dir(
+                    chan, (uct_gaudi_dma_dir_t)dir, done + num_done,
+                    ucs_min(max - count, UCT_GAUDI_DMA_REAP_BATCH) -
+                    num_done);
+        }
+        pthread_mutex_unlock(&chan->lock);
+
+        for (i = 0; i < num_done; ++i) {
+            if (done[i].comp != NULL) {
+                uct_invoke_completion(done[i].comp, done[i].status);
+            }
+        }
+
+        count += num_done;
+        if (num_done < UCT_GAUDI_DMA_REAP_BATCH) {
+            break;  /* what is left is still running */
         }
     }
 
     return count;
 }
 
-unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan)
+int uct_gaudi_dma_chan_oldest(uct_gaudi_dma_chan_t *chan, uint64_t *seq_p)
 {
-    unsigned dir, count = 0;
-
-    if (chan->in_flight == 0) {
-        return 0;
-    }
+    uct_gaudi_dma_desc_t *desc;
+    unsigned dir;
+    int found = 0;
 
     pthread_mutex_lock(&chan->lock);
     for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
-        count += uct_gaudi_dma_progress_dir(chan, (uct_gaudi_dma_dir_t)dir);
+        if (ucs_queue_is_empty(&chan->queue[dir])) {
+            continue;
+        }
+
+        desc = ucs_queue_head_elem_non_empty(&chan->queue[dir],
+                                             uct_gaudi_dma_desc_t, queue);
+        if (!found || (desc->seq < *seq_p)) {
+            *seq_p = desc->seq;
+            found  = 1;
+        }
     }
     pthread_mutex_unlock(&chan->lock);
-    return count;
+
+    return found;
+}
+
+ucs_status_t uct_gaudi_dma_wait_seq(uct_gaudi_dev_t *dev, uint64_t seq,
+                                    uint64_t timeout_us)
+{
+    union hl_wait_cs_args args;
+    ucs_status_t status;
+
+    if (dev->failed) {
+        return UCS_ERR_IO_ERROR;
+    }
+
+    /* errors are the submission's poller's to report: debug level here */
+    memset(&args, 0, sizeof(args));
+    args.in.seq        = seq;
+    args.in.timeout_us = timeout_us;
+    status = UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd,
+                                                 UCT_GAUDI_IOC_WAIT_CS,
+                                                 &args),
+                            UCS_LOG_LEVEL_DEBUG);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    return (args.out.status == HL_WAIT_CS_STATUS_BUSY) ? UCS_INPROGRESS :
+                                                         UCS_OK;
 }
 
 static void uct_gaudi_dma_wait_comp(uct_completion_t *self)
@@ -756,7 +826,7 @@ ucs_status_t uct_gaudi_dma_chan_wait(uct_gaudi_dma_chan_t *chan)
 
     /* every submission ends by its deadline at the latest */
     while (!uct_gaudi_dma_chan_is_idle(chan)) {
-        if (uct_gaudi_dma_chan_progress(chan) == 0) {
+        if (uct_gaudi_dma_chan_progress(chan, UINT_MAX) == 0) {
             sched_yield();
         }
     }
@@ -784,7 +854,7 @@ static ucs_status_t uct_gaudi_dma_sync(uct_gaudi_dev_t *dev,
             ucs_error("%s: no room for a DMA submission within %.1f s "
                       "(UCX_GAUDI_DMA_TIMEOUT)", dev->name, chan->timeout);
             return UCS_ERR_NO_RESOURCE;
-        } else if (uct_gaudi_dma_chan_progress(chan) == 0) {
+        } else if (uct_gaudi_dma_chan_progress(chan, UINT_MAX) == 0) {
             sched_yield();
         }
     }
@@ -794,7 +864,7 @@ static ucs_status_t uct_gaudi_dma_sync(uct_gaudi_dev_t *dev,
     }
 
     while (comp.count > 0) {
-        if (uct_gaudi_dma_chan_progress(chan) == 0) {
+        if (uct_gaudi_dma_chan_progress(chan, UINT_MAX) == 0) {
             sched_yield();
         }
     }

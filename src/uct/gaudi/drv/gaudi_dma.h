@@ -67,6 +67,17 @@ typedef struct uct_gaudi_dma_desc {
 } uct_gaudi_dma_desc_t;
 
 
+/* An ended submission whose completion is still to be invoked */
+typedef struct uct_gaudi_dma_done {
+    uct_completion_t *comp;
+    ucs_status_t     status;
+} uct_gaudi_dma_done_t;
+
+
+/* Ended submissions taken per turn of the channel's lock */
+#define UCT_GAUDI_DMA_REAP_BATCH 32
+
+
 typedef struct uct_gaudi_dma_counters {
     uint64_t bytes[UCT_GAUDI_DMA_DIR_LAST];  /* bytes completed */
     uint64_t posted[UCT_GAUDI_DMA_DIR_LAST]; /* submissions per direction */
@@ -82,6 +93,11 @@ typedef struct uct_gaudi_dma_counters {
 /* A DMA channel on an owned device */
 typedef struct uct_gaudi_dma_chan {
     uct_gaudi_dev_t          *dev;
+    /* guards the descriptors, their free list and in-flight queues, and the
+     * counters: a channel is used by its iface's thread and read by the
+     * iface's wake-up thread (and the device's blocking channel by any
+     * thread); taken alone or inside the ownership lock, never while a
+     * completion callback runs */
     pthread_mutex_t          lock;
     unsigned                 num_descs;   /* pool size = max in flight */
     uct_gaudi_dma_desc_t     *descs;
@@ -192,11 +208,34 @@ ucs_status_t uct_gaudi_dma_chan_post_dir(uct_gaudi_dma_chan_t *chan,
 
 /**
  * Poll the oldest submissions of each direction (WAIT_CS, timeout 0) and
- * invoke the completions of those that ended.
+ * invoke the completions of those that ended, at most @a max, each after
+ * the channel's lock is released.
  *
  * @return the number of completed submissions.
  */
-unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan);
+unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan, unsigned max);
+
+
+/* The sequence number of the oldest submission in flight on @a chan, if
+ * there is one (returns 0 if not) */
+int uct_gaudi_dma_chan_oldest(uct_gaudi_dma_chan_t *chan, uint64_t *seq_p);
+
+
+/**
+ * Block up to @a timeout_us in WAIT_CS for submission @a seq of @a dev.
+ *
+ * @return UCS_INPROGRESS if it still runs; UCS_OK if it ended (completed or
+ *         failed: its channel's progress tells which); an error of the wait
+ *         itself (the device failed), logged at debug level only.
+ */
+ucs_status_t uct_gaudi_dma_wait_seq(uct_gaudi_dev_t *dev, uint64_t seq,
+                                    uint64_t timeout_us);
+
+
+/* The queue a copy from @a src to @a dst goes through: H2D, D2H or D2D by
+ * which of them is this device's memory */
+uct_gaudi_dma_dir_t uct_gaudi_dma_direction(uct_gaudi_dev_t *dev, uint64_t dst,
+                                            uint64_t src, size_t length);
 
 
 /* A submission can be posted now (a command buffer is free) */

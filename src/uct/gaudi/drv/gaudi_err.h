@@ -49,13 +49,18 @@ ucs_status_t uct_gaudi_err_handle(uct_gaudi_dev_t *dev, const char *call,
                                   int err);
 
 
-/**
- * Evaluate @a _call (a seam or ioctl call returning -1 with errno set on
- * failure), log the call, the device, the driver operation (for ioctls) and
- * the error text at @a _log_level on failure, and yield a ucs_status_t.
- * Fatal errors put @a _dev (may be NULL) into the failed state.
+/*
+ * The one error idiom of the driver library. Every driver call (a seam or
+ * ioctl call returning -1 with errno set on failure) is evaluated through
+ * UCT_GAUDI_FUNC (on the owned device) or UCT_GAUDI_NODE_FUNC (on a node
+ * this process does not own: discovery); on failure it logs the call, where
+ * (device or node), the driver operation (for ioctls) and the error text at
+ * @a _log_level, maps errno to a ucs_status_t, and, for the owned device,
+ * moves it to the failed state on a reset, removal or timeout. The only
+ * calls outside it are the probes whose errno is the answer itself
+ * (gaudi_ioctl.c, uct_gaudi_share_can_import).
  */
-#define UCT_GAUDI_FUNC(_dev, _call, _log_level) \
+#define UCT_GAUDI_FUNC_WHERE(_dev, _where, _call, _log_level) \
     ({ \
         ucs_status_t _status = UCS_OK; \
         const char *_op; \
@@ -66,7 +71,7 @@ ucs_status_t uct_gaudi_err_handle(uct_gaudi_dev_t *dev, const char *call,
             _err = errno; \
             _op  = uct_gaudi_ioctl_failed_op(); \
             ucs_log((_log_level), "%s failed on %s%s%s%s: %s", \
-                    UCS_PP_MAKE_STRING(_call), uct_gaudi_err_dev_name(_dev), \
+                    UCS_PP_MAKE_STRING(_call), (_where), \
                     (_op[0] != '\0') ? " (" : "", _op, \
                     (_op[0] != '\0') ? ")" : "", strerror(_err)); \
             _status = uct_gaudi_err_handle((_dev), (_op[0] != '\0') ? _op : \
@@ -76,8 +81,18 @@ ucs_status_t uct_gaudi_err_handle(uct_gaudi_dev_t *dev, const char *call,
     })
 
 
+/* A driver call on the owned device @a _dev (may be NULL: nothing to fail) */
+#define UCT_GAUDI_FUNC(_dev, _call, _log_level) \
+    UCT_GAUDI_FUNC_WHERE(_dev, uct_gaudi_err_dev_name(_dev), _call, _log_level)
+
+
 #define UCT_GAUDI_FUNC_LOG_ERR(_dev, _call) \
     UCT_GAUDI_FUNC(_dev, _call, UCS_LOG_LEVEL_ERROR)
+
+
+/* A driver call on the node @a _path, which this process does not own */
+#define UCT_GAUDI_NODE_FUNC(_path, _call, _log_level) \
+    UCT_GAUDI_FUNC_WHERE(NULL, _path, _call, _log_level)
 
 
 /**

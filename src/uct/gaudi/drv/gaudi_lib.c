@@ -18,7 +18,6 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/preprocessor.h>
-#include <math.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/init_once.h>
 #include <stdlib.h>
@@ -328,14 +327,4 @@ const uct_gaudi_dev_info_t *uct_gaudi_lib_device(unsigned index)
 const uct_gaudi_dev_info_t *uct_gaudi_lib_devices(void)
 {
     return uct_gaudi_lib_ctx.devices;
-}
-
-ucs_status_t uct_gaudi_base_check_bw(const char *knob, double bw)
-{
-    if (isfinite(bw) && (UCS_CONFIG_BW_IS_AUTO(bw) || (bw > 0))) {
-        return UCS_OK;
-    }
-
-    ucs_error("%s=%g is not a positive finite bandwidth", knob, bw);
-    return UCS_ERR_INVALID_PARAM;
 }

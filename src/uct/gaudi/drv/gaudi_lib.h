@@ -46,12 +46,6 @@ void uct_gaudi_lib_cleanup(void);
 const uct_gaudi_lib_config_t *uct_gaudi_lib_config(void);
 
 
-/* A bandwidth knob (@a knob names it) is "auto" or a positive finite
- * bandwidth: UCS's parser also takes inf, nan and negative numbers, which
- * UCP's protocol selection cannot use */
-ucs_status_t uct_gaudi_base_check_bw(const char *knob, double bw);
-
-
 /* Number of discovered devices (0 before a successful init) */
 unsigned uct_gaudi_lib_num_devices(void);
 

@@ -86,9 +86,10 @@ static ucs_status_t uct_gaudi_own_verify(int fd,
     struct hl_info_hw_ip_info hw_ip;
 
     memset(&hw_ip, 0, sizeof(hw_ip));
-    if (uct_gaudi_ioctl_info(fd, HL_INFO_HW_IP_INFO, &hw_ip,
-                             sizeof(hw_ip)) < 0) {
-        ucs_debug("%s: INFO on fd %d failed: %m", info->compute_path, fd);
+    if (UCT_GAUDI_NODE_FUNC(info->compute_path,
+                            uct_gaudi_ioctl_info(fd, HL_INFO_HW_IP_INFO,
+                                                 &hw_ip, sizeof(hw_ip)),
+                            UCS_LOG_LEVEL_DEBUG) != UCS_OK) {
         return UCS_ERR_NO_DEVICE;
     }
 

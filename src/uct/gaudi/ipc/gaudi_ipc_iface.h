@@ -9,12 +9,7 @@
 
 #include "gaudi_ipc_md.h"
 
-#include <uct/base/uct_iface.h>
-#include <uct/gaudi/base/gaudi_bounce.h>
-#include <uct/gaudi/drv/gaudi_dma.h>
-#include <ucs/datastruct/mpool.h>
-#include <ucs/datastruct/queue_types.h>
-#include <ucs/time/time_def.h>
+#include <uct/gaudi/base/gaudi_iface.h>
 
 
 #define UCT_GAUDI_IPC_DEV_NAME "gaudi_ipc"
@@ -28,44 +23,23 @@ typedef uint64_t uct_gaudi_ipc_iface_addr_t;
 
 
 typedef struct uct_gaudi_ipc_iface_config {
-    uct_iface_config_t super;
-    double             bandwidth;     /* bytes/second, or auto */
-    ucs_time_t         latency;       /* or UCS_TIME_AUTO */
-    double             overhead;      /* seconds */
-    unsigned           max_inflight;
-    unsigned           max_iov;
-    size_t             max_bcopy;     /* bounce buffer size */
+    uct_gaudi_iface_config_t super;
+    size_t                   max_bcopy;   /* bounce buffer size */
 } uct_gaudi_ipc_iface_config_t;
 
 
+/* gaudi_ipc: the owned device's DMA engine between this process's memory
+ * and a peer's Gaudi memory it imported */
 typedef struct uct_gaudi_ipc_iface {
-    uct_base_iface_t   super;
+    uct_gaudi_iface_t  super;
     uct_gaudi_ipc_md_t *md;
-    uct_gaudi_dev_t    *dev;
-    uct_gaudi_dma_chan_t chan;        /* D2D submissions */
-    ucs_mpool_t        op_mp;         /* uct_gaudi_ipc_op_t */
-    ucs_queue_head_t   pending;       /* waiting for a free CB */
-    ucs_queue_head_t   flushq;
-    uct_gaudi_bounce_t bounce;        /* stages host data of short/bcopy */
-    struct {
-        double         bandwidth;
-        double         latency;
-        double         overhead;
-        unsigned       max_iov;
-    } config;
 } uct_gaudi_ipc_iface_t;
 
 
 /* One zero-copy operation in flight: holds the remote mapping */
 typedef struct uct_gaudi_ipc_op {
-    uct_completion_t      comp;       /* of the DMA submission */
-    uct_completion_t      *user_comp;
-    uct_gaudi_ipc_iface_t *iface;
-    uct_gaudi_ipc_map_t   *map;
+    uct_gaudi_op_t      super;
+    uct_gaudi_ipc_map_t *map;
 } uct_gaudi_ipc_op_t;
-
-
-ucs_status_t uct_gaudi_ipc_iface_flush_comp(uct_gaudi_ipc_iface_t *iface,
-                                            uct_completion_t *comp);
 
 #endif

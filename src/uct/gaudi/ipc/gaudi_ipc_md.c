@@ -10,6 +10,7 @@
 
 #include "gaudi_ipc_md.h"
 
+#include <uct/gaudi/base/gaudi_md.h>
 #include <uct/gaudi/drv/gaudi_lib.h>
 #include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/debug/assert.h>
@@ -694,22 +695,8 @@ uct_gaudi_ipc_md_open(uct_component_t *component, const char *md_name,
     return status;
 }
 
-static ucs_status_t
-uct_gaudi_ipc_query_md_resources(uct_component_t *component,
-                                 uct_md_resource_desc_t **resources_p,
-                                 unsigned *num_resources_p)
-{
-    if ((uct_gaudi_lib_init() != UCS_OK) ||
-        (uct_gaudi_lib_num_usable() == 0)) {
-        return uct_md_query_empty_md_resource(resources_p, num_resources_p);
-    }
-
-    return uct_md_query_single_md_resource(component, resources_p,
-                                           num_resources_p);
-}
-
 uct_component_t uct_gaudi_ipc_component = {
-    .query_md_resources = uct_gaudi_ipc_query_md_resources,
+    .query_md_resources = uct_gaudi_query_md_resources,
     .md_open            = uct_gaudi_ipc_md_open,
     .cm_open            = (uct_component_cm_open_func_t)
                           ucs_empty_function_return_unsupported,

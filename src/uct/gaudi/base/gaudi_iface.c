@@ -1,0 +1,397 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "gaudi_iface.h"
+
+#include <uct/gaudi/drv/gaudi_mem.h>
+#include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
+#include <ucs/sys/sys.h>
+#include <ucs/time/time.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+
+ucs_config_field_t uct_gaudi_iface_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_gaudi_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
+
+    {"BW", "auto",
+     "Effective DMA bandwidth of the transport. \"auto\" takes 24GBs, the\n"
+     "PCIe Gen4 x16 link of Gaudi1/Gaudi2 that the DMA engine's traffic\n"
+     "crosses.",
+     ucs_offsetof(uct_gaudi_iface_config_t, bandwidth),
+     UCS_CONFIG_TYPE_BW},
+
+    {"LAT", "auto",
+     "Latency of one DMA command submission until its completion is seen.\n"
+     "\"auto\" takes the transport's default (gaudi_copy 8us, gaudi_ipc\n"
+     "10us).",
+     ucs_offsetof(uct_gaudi_iface_config_t, latency),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
+    {"OVERHEAD", "0",
+     "CPU time spent to post one operation (writing the DMA packets and\n"
+     "submitting them).",
+     ucs_offsetof(uct_gaudi_iface_config_t, overhead),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"MAX_INFLIGHT", "64",
+     "Maximal number of DMA command submissions in flight per interface; one\n"
+     "pre-mapped command buffer each. A zero-copy operation beyond it returns\n"
+     "UCS_ERR_NO_RESOURCE and waits in the pending queue.",
+     ucs_offsetof(uct_gaudi_iface_config_t, max_inflight),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_IOV", "16",
+     "Maximal number of iov entries of one zero-copy operation; they are\n"
+     "batched into one DMA command submission.",
+     ucs_offsetof(uct_gaudi_iface_config_t, max_iov),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_POLL", "16",
+     "Maximal number of completed DMA submissions one call of progress\n"
+     "reaps, so that a burst of completions does not starve the worker's\n"
+     "other interfaces.",
+     ucs_offsetof(uct_gaudi_iface_config_t, max_poll),
+     UCS_CONFIG_TYPE_UINT},
+
+    {NULL}
+};
+
+
+#ifdef ENABLE_STATS
+static ucs_stats_class_t uct_gaudi_iface_stats_class = {
+    .name          = "gaudi_iface",
+    .num_counters  = UCT_GAUDI_IFACE_STAT_LAST,
+    .class_id      = UCS_STATS_CLASS_ID_INVALID,
+    .counter_names = {
+        [UCT_GAUDI_IFACE_STAT_BYTES_H2D]   = "bytes_h2d",
+        [UCT_GAUDI_IFACE_STAT_BYTES_D2H]   = "bytes_d2h",
+        [UCT_GAUDI_IFACE_STAT_BYTES_D2D]   = "bytes_d2d",
+        [UCT_GAUDI_IFACE_STAT_DMA_ERRORS]  = "dma_errors",
+        [UCT_GAUDI_IFACE_STAT_NO_RESOURCE] = "no_resource",
+        [UCT_GAUDI_IFACE_STAT_WAKEUPS]     = "wakeups"
+    }
+};
+#endif
+
+
+static void uct_gaudi_iface_set_rma_caps(uct_gaudi_iface_t *iface,
+                                         uct_iface_attr_t *attr)
+{
+    attr->cap.put.max_short       = UINT_MAX;
+    attr->cap.put.max_bcopy       = 0;
+    attr->cap.put.min_zcopy       = 0;
+    attr->cap.put.max_zcopy       = SIZE_MAX;
+    attr->cap.put.opt_zcopy_align = 1;
+    attr->cap.put.align_mtu       = 1;
+    attr->cap.put.max_iov         = iface->config.max_iov;
+    attr->cap.get.max_short       = UINT_MAX;
+    attr->cap.get.max_bcopy       = 0;
+    attr->cap.get.min_zcopy       = 0;
+    attr->cap.get.max_zcopy       = SIZE_MAX;
+    attr->cap.get.opt_zcopy_align = 1;
+    attr->cap.get.align_mtu       = 1;
+    attr->cap.get.max_iov         = iface->config.max_iov;
+}
+
+void uct_gaudi_iface_query(uct_gaudi_iface_t *iface,
+                           uct_iface_attr_t *iface_attr)
+{
+    uct_base_iface_query(&iface->super, iface_attr);
+
+    iface_attr->ep_addr_len         = 0;
+    iface_attr->cap.flags           = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                                      UCT_IFACE_FLAG_PUT_SHORT |
+                                      UCT_IFACE_FLAG_GET_SHORT |
+                                      UCT_IFACE_FLAG_PUT_ZCOPY |
+                                      UCT_IFACE_FLAG_GET_ZCOPY |
+                                      UCT_IFACE_FLAG_PENDING;
+    /* a completion wakes a worker that sleeps (gaudi_event.h) */
+    iface_attr->cap.event_flags     = UCT_IFACE_FLAG_EVENT_SEND_COMP |
+                                      UCT_IFACE_FLAG_EVENT_FD;
+    uct_gaudi_iface_set_rma_caps(iface, iface_attr);
+    iface_attr->cap.am.opt_zcopy_align = 1;
+    iface_attr->cap.am.align_mtu    = 1;
+    iface_attr->cap.am.max_iov      = 1;
+    iface_attr->latency             = ucs_linear_func_make(
+                                              iface->config.latency, 0);
+    iface_attr->bandwidth.dedicated = 0;
+    iface_attr->bandwidth.shared    = iface->config.bandwidth;
+    iface_attr->overhead            = iface->config.overhead;
+    iface_attr->priority            = 0;
+}
+
+ucs_status_t uct_gaudi_iface_flush(uct_iface_h tl_iface, unsigned flags,
+                                   uct_completion_t *comp)
+{
+    uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
+    ucs_status_t status;
+
+    status = uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq,
+                                      ucs_queue_is_empty(&iface->pending),
+                                      comp);
+    if (status == UCS_OK) {
+        UCT_TL_IFACE_STAT_FLUSH(&iface->super);
+    } else if (status == UCS_INPROGRESS) {
+        UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
+    }
+
+    return status;
+}
+
+/* The statistics mirror the DMA channel's own counters (UCT_GAUDI_DMA_*
+ * and the STAT_BYTES_* entries are in the same order) */
+static void uct_gaudi_iface_stats_update(uct_gaudi_iface_t *iface)
+{
+#ifdef ENABLE_STATS
+    const uct_gaudi_dma_counters_t *counters = &iface->chan.counters;
+    unsigned dir;
+
+    UCS_STATIC_ASSERT(UCT_GAUDI_IFACE_STAT_BYTES_D2H ==
+                      UCT_GAUDI_IFACE_STAT_BYTES_H2D + UCT_GAUDI_DMA_D2H);
+    UCS_STATIC_ASSERT(UCT_GAUDI_IFACE_STAT_BYTES_D2D ==
+                      UCT_GAUDI_IFACE_STAT_BYTES_H2D + UCT_GAUDI_DMA_D2D);
+    for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
+        UCS_STATS_SET_COUNTER(iface->stats,
+                              UCT_GAUDI_IFACE_STAT_BYTES_H2D + dir,
+                              counters->bytes[dir]);
+    }
+    UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_IFACE_STAT_DMA_ERRORS,
+                          counters->errors);
+    UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_IFACE_STAT_NO_RESOURCE,
+                          counters->no_resource);
+    UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_IFACE_STAT_WAKEUPS,
+                          iface->event.wakeups);
+#endif
+}
+
+unsigned uct_gaudi_iface_progress(uct_iface_h tl_iface)
+{
+    uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
+    uct_gaudi_pending_priv_t *priv;
+    unsigned count;
+
+    count = uct_gaudi_dma_chan_progress(&iface->chan, iface->config.max_poll);
+    uct_pending_queue_dispatch(priv, &iface->pending,
+                               uct_gaudi_dma_chan_has_room(&iface->chan));
+    uct_gaudi_dma_chan_flush_progress(&iface->chan, &iface->flushq);
+    if (count > 0) {
+        uct_gaudi_iface_stats_update(iface);
+    }
+
+    /* memory freed while a peer imported it, released since */
+    uct_gaudi_mem_retry_deferred(iface->dev);
+    return count;
+}
+
+ucs_status_t uct_gaudi_iface_estimate_perf(uct_iface_h tl_iface,
+                                           uct_perf_attr_t *perf_attr)
+{
+    uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
+
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_BANDWIDTH) {
+        perf_attr->bandwidth.dedicated = 0;
+        perf_attr->bandwidth.shared    = iface->config.bandwidth;
+    }
+
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_SEND_PRE_OVERHEAD) {
+        perf_attr->send_pre_overhead = iface->config.overhead;
+    }
+
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_SEND_POST_OVERHEAD) {
+        perf_attr->send_post_overhead = 0;
+    }
+
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_RECV_OVERHEAD) {
+        perf_attr->recv_overhead = 0;
+    }
+
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_LATENCY) {
+        perf_attr->latency = ucs_linear_func_make(iface->config.latency, 0);
+    }
+
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_MAX_INFLIGHT_EPS) {
+        perf_attr->max_inflight_eps = SIZE_MAX;
+    }
+
+    return UCS_OK;
+}
+
+ucs_status_t uct_gaudi_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p)
+{
+    uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
+
+    return uct_gaudi_event_fd(&iface->event, fd_p);
+}
+
+ucs_status_t uct_gaudi_iface_event_arm(uct_iface_h tl_iface, unsigned events)
+{
+    uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
+
+    /* the transports receive nothing: only send completions are events */
+    if (!(events & UCT_EVENT_SEND_COMP)) {
+        return UCS_OK;
+    }
+
+    /* a flush or a pending request progress can complete now */
+    if ((!ucs_queue_is_empty(&iface->pending) &&
+         uct_gaudi_dma_chan_has_room(&iface->chan)) ||
+        (!ucs_queue_is_empty(&iface->flushq) &&
+         uct_gaudi_dma_chan_is_idle(&iface->chan))) {
+        return UCS_ERR_BUSY;
+    }
+
+    return uct_gaudi_event_arm(&iface->event);
+}
+
+/* A bandwidth knob is "auto" or a positive finite bandwidth: UCS's parser
+ * also takes inf, nan and negative numbers, which UCP's lane selection
+ * cannot use */
+static ucs_status_t uct_gaudi_iface_check_bw(const char *knob, double bw)
+{
+    if (isfinite(bw) && (UCS_CONFIG_BW_IS_AUTO(bw) || (bw > 0))) {
+        return UCS_OK;
+    }
+
+    ucs_error("%s=%g is not a positive finite bandwidth", knob, bw);
+    return UCS_ERR_INVALID_PARAM;
+}
+
+static ucs_status_t
+uct_gaudi_iface_check_device(const uct_iface_params_t *params,
+                             const char *tl_name, const char *dev_name)
+{
+    /* a caller that names a device must name the one this iface serves */
+    if ((params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) &&
+        (params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE) &&
+        (params->mode.device.dev_name != NULL) &&
+        strcmp(params->mode.device.dev_name, dev_name)) {
+        ucs_error("%s: no device %s (its device is %s)", tl_name,
+                  params->mode.device.dev_name, dev_name);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    return UCS_OK;
+}
+
+static void uct_gaudi_iface_set_config(uct_gaudi_iface_t *iface,
+                                       const uct_gaudi_iface_config_t *config,
+                                       const uct_gaudi_iface_params_t *params)
+{
+    iface->config.bandwidth = UCS_CONFIG_BW_IS_AUTO(config->bandwidth) ?
+                              24000.0 * UCS_MBYTE : config->bandwidth;
+    iface->config.latency   = (config->latency == UCS_TIME_AUTO) ?
+                              params->auto_latency :
+                              ucs_time_to_sec(config->latency);
+    iface->config.overhead  = config->overhead;
+    iface->config.max_iov   = ucs_max(config->max_iov, 1);
+    iface->config.max_poll  = ucs_max(config->max_poll, 1);
+}
+
+static ucs_mpool_ops_t uct_gaudi_iface_op_mpool_ops = {
+    .chunk_alloc   = ucs_mpool_chunk_malloc,
+    .chunk_release = ucs_mpool_chunk_free,
+    .obj_init      = NULL,
+    .obj_cleanup   = NULL,
+    .obj_str       = NULL
+};
+
+UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
+                    uct_gaudi_iface_ops_t *ops, uct_md_h md,
+                    uct_gaudi_dev_t *dev, uct_worker_h worker,
+                    const uct_iface_params_t *params,
+                    const uct_iface_config_t *tl_config,
+                    const uct_gaudi_iface_params_t *gaudi_params)
+{
+    const uct_gaudi_iface_config_t *config =
+            ucs_derived_of(tl_config, uct_gaudi_iface_config_t);
+    ucs_status_t status;
+
+    UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, tl_ops, &ops->super, md,
+                              worker, params,
+                              tl_config UCS_STATS_ARG(params->stats_root)
+                              UCS_STATS_ARG(gaudi_params->tl_name));
+
+    status = uct_gaudi_iface_check_device(params, gaudi_params->tl_name,
+                                          gaudi_params->dev_name);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gaudi_iface_check_bw(gaudi_params->bw_knob,
+                                      config->bandwidth);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    self->tl_name  = gaudi_params->tl_name;
+    self->dev_name = gaudi_params->dev_name;
+    self->dev      = dev;
+    uct_gaudi_iface_set_config(self, config, gaudi_params);
+    ucs_queue_head_init(&self->pending);
+    ucs_queue_head_init(&self->flushq);
+
+    status = uct_gaudi_bounce_init(dev, gaudi_params->bounce_size,
+                                   gaudi_params->tl_name, &self->bounce);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gaudi_dma_chan_init(dev, config->max_inflight,
+                                     self->config.max_iov, &self->chan);
+    if (status != UCS_OK) {
+        goto err_bounce;
+    }
+
+    status = ucs_mpool_init(&self->op_mp, 0, gaudi_params->op_size, 0,
+                            UCS_SYS_CACHE_LINE_SIZE, 128, UINT_MAX,
+                            &uct_gaudi_iface_op_mpool_ops,
+                            gaudi_params->tl_name);
+    if (status != UCS_OK) {
+        goto err_chan;
+    }
+
+    status = UCS_STATS_NODE_ALLOC(&self->stats, &uct_gaudi_iface_stats_class,
+                                  self->super.stats, "-%s", self->dev_name);
+    if (status != UCS_OK) {
+        goto err_mpool;
+    }
+
+    uct_gaudi_event_init(&self->event, &self->chan);
+    return UCS_OK;
+
+err_mpool:
+    ucs_mpool_cleanup(&self->op_mp, 1);
+err_chan:
+    uct_gaudi_dma_chan_cleanup(&self->chan);
+err_bounce:
+    uct_gaudi_bounce_cleanup(dev, &self->bounce);
+    return status;
+}
+
+UCS_CLASS_CLEANUP_FUNC(uct_gaudi_iface_t)
+{
+    uct_base_iface_progress_disable(&self->super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    /* the wake-up thread waits for this channel's submissions: first */
+    uct_gaudi_event_cleanup(&self->event);
+    /* completes what is in flight (bounded by the DMA timeout) */
+    uct_gaudi_dma_chan_cleanup(&self->chan);
+    uct_gaudi_dma_chan_flush_progress(&self->chan, &self->flushq);
+    UCS_STATS_NODE_FREE(self->stats);
+    ucs_mpool_cleanup(&self->op_mp, 1);
+    uct_gaudi_bounce_cleanup(self->dev, &self->bounce);
+}
+
+UCS_CLASS_DEFINE(uct_gaudi_iface_t, uct_base_iface_t);

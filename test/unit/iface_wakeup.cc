@@ -1,0 +1,232 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+/*
+ * Wake-up of the Gaudi transports' base iface (base/gaudi_event.c), through
+ * the UCT API as UCP uses it: an iface with a zero-copy operation in flight
+ * is armed, the caller sleeps in poll() on the iface's event fd, and the end
+ * of the DMA submission wakes it.
+ */
+
+#include "base_common.h"
+
+#include <uct/api/uct.h>
+#include <ucs/async/async.h>
+#include <climits>
+#include <cstring>
+#include <poll.h>
+
+using namespace gaudi_base_test;
+
+namespace {
+
+/* An iface of gaudi_copy on the process's device, with one ep to itself */
+struct copy_iface {
+    ucs_async_context_t *async;
+    uct_worker_h        worker;
+    uct_component_h     component;
+    uct_md_h            md;
+    uct_iface_h         iface;
+    uct_ep_h            ep;
+};
+
+void open_copy_iface(copy_iface *c)
+{
+    uct_component_h *components;
+    uct_component_attr_t attr;
+    uct_md_config_t *md_config;
+    uct_iface_config_t *iface_config;
+    uct_iface_params_t params;
+    uct_ep_params_t ep_params;
+    uct_iface_addr_t *addr;
+    uct_device_addr_t *dev_addr;
+    uct_iface_attr_t iface_attr;
+    unsigned i, num;
+
+    ASSERT_EQ(UCS_OK, ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                               &c->async));
+    ASSERT_EQ(UCS_OK, uct_worker_create(c->async, UCS_THREAD_MODE_SINGLE,
+                                        &c->worker));
+    ASSERT_EQ(UCS_OK, uct_query_components(&components, &num));
+    c->component = NULL;
+    for (i = 0; i < num; ++i) {
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        ASSERT_EQ(UCS_OK, uct_component_query(components[i], &attr));
+        if (!strcmp(attr.name, "gaudi_cpy")) {
+            c->component = components[i];
+        }
+    }
+    uct_release_component_list(components);
+    ASSERT_TRUE(c->component != NULL);
+
+    ASSERT_EQ(UCS_OK, uct_md_config_read(c->component, NULL, NULL,
+                                         &md_config));
+    ASSERT_EQ(UCS_OK, uct_md_open(c->component, "gaudi_cpy", md_config,
+                                  &c->md));
+    uct_config_release(md_config);
+
+    ASSERT_EQ(UCS_OK, uct_md_iface_config_read(c->md, "gaudi_copy", NULL,
+                                               NULL, &iface_config));
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "gaudi_copy";
+    params.mode.device.dev_name = "gaudi0";
+    ASSERT_EQ(UCS_OK, uct_iface_open(c->md, c->worker, &params, iface_config,
+                                     &c->iface));
+    uct_config_release(iface_config);
+    uct_iface_progress_enable(c->iface,
+                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    ASSERT_EQ(UCS_OK, uct_iface_query(c->iface, &iface_attr));
+    EXPECT_TRUE(iface_attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_SEND_COMP);
+    EXPECT_TRUE(iface_attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD);
+
+    addr     = (uct_iface_addr_t*)alloca(iface_attr.iface_addr_len);
+    dev_addr = (uct_device_addr_t*)alloca(iface_attr.device_addr_len + 1);
+    ASSERT_EQ(UCS_OK, uct_iface_get_address(c->iface, addr));
+    ASSERT_EQ(UCS_OK, uct_iface_get_device_address(c->iface, dev_addr));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_DEV_ADDR |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = c->iface;
+    ep_params.dev_addr   = dev_addr;
+    ep_params.iface_addr = addr;
+    ASSERT_EQ(UCS_OK, uct_ep_create(&ep_params, &c->ep));
+}
+
+void close_copy_iface(copy_iface *c)
+{
+    uct_ep_destroy(c->ep);
+    uct_iface_close(c->iface);
+    uct_md_close(c->md);
+    uct_worker_destroy(c->worker);
+    ucs_async_context_destroy(c->async);
+}
+
+void comp_cb(uct_completion_t *self)
+{
+}
+
+/* Readable within @a timeout_ms? */
+int fd_readable(int fd, int timeout_ms)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+
+    return poll(&pfd, 1, timeout_ms);
+}
+
+} /* namespace */
+
+/* A worker that sleeps on the event fd is woken by the end of its DMA, and
+ * only then: the fd stays quiet while the submission runs */
+TEST(gaudi_iface, wakeup_on_dma_completion) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        static const size_t size = 4ul << 20;
+        std::vector<char> src(size), dst(size);
+        uct_completion_t comp = {comp_cb, 1, UCS_OK};
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        uct_iov_t iov;
+        copy_iface c;
+        size_t i;
+        int fd;
+
+        set_emu_env(1, dir);
+        /* each command takes 300 ms: in flight when the worker sleeps */
+        setenv("UCX_GAUDI_EMU_LATENCY", "300ms", 1);
+        open_copy_iface(&c);
+        ASSERT_FALSE(HasFatalFailure());
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
+        for (i = 0; i < size; ++i) {
+            src[i] = (char)(i * 7 + 3);
+        }
+
+        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(c.iface, &fd));
+        /* nothing in flight: armed, and nothing will come */
+        ASSERT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
+        EXPECT_EQ(0, fd_readable(fd, 0));
+
+        iov.buffer = src.data();
+        iov.length = size;
+        iov.memh   = UCT_MEM_HANDLE_NULL;
+        iov.stride = 0;
+        iov.count  = 1;
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
+
+        ASSERT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
+        EXPECT_EQ(0, fd_readable(fd, 0));      /* still running */
+        EXPECT_EQ(1, fd_readable(fd, 10000));  /* sleep until it ends */
+        EXPECT_EQ(1, comp.count);              /* progress reaps it */
+        /* signalled since the last arm: progress first */
+        EXPECT_EQ(UCS_ERR_BUSY, uct_iface_event_arm(c.iface,
+                                                    UCT_EVENT_SEND_COMP));
+        while (comp.count > 0) {
+            uct_worker_progress(c.worker);
+        }
+        EXPECT_EQ(UCS_OK, comp.status);
+        EXPECT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
+
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_copy_host(dev, dst.data(),
+                                                  (void*)mem.dva, size,
+                                                  UCT_GAUDI_DMA_D2H));
+        EXPECT_EQ(0, memcmp(src.data(), dst.data(), size));
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+        close_copy_iface(&c);
+    });
+}
+
+/* An arm with a submission that ended already says so (BUSY) instead of
+ * letting the worker sleep through it */
+TEST(gaudi_iface, arm_after_completion_is_busy) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        static const size_t size = 64 * 1024;
+        std::vector<char> src(size, 1);
+        uct_completion_t comp = {comp_cb, 1, UCS_OK};
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        uct_iov_t iov;
+        copy_iface c;
+        int fd;
+
+        set_emu_env(1, dir, "gaudi2", "drm", "inline");
+        open_copy_iface(&c);
+        ASSERT_FALSE(HasFatalFailure());
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
+        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(c.iface, &fd));
+
+        iov.buffer = src.data();
+        iov.length = size;
+        iov.memh   = UCT_MEM_HANDLE_NULL;
+        iov.stride = 0;
+        iov.count  = 1;
+        /* inline execution: done by the time the CS ioctl returns */
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
+        EXPECT_EQ(UCS_ERR_BUSY, uct_iface_event_arm(c.iface,
+                                                    UCT_EVENT_SEND_COMP));
+        while (comp.count > 0) {
+            uct_worker_progress(c.worker);
+        }
+        EXPECT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
+        EXPECT_EQ(0, fd_readable(fd, 0));
+
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+        close_copy_iface(&c);
+    });
+}
