@@ -13,6 +13,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 : "${UCX_SRC:?}" "${PREFIX:?}" "${UNIT_TEST:?}" "${EMU_TEST:?}" "${IPC_TEST:?}"
 : "${DEMO:?}"
 ucx_gtest="$UCX_SRC/test/gtest/gtest"
+ucx_tree=$UCX_SRC
 skip_ucx_gtest=${UCX_GAUDI_TEST_SKIP_UCX_GTEST:-0}
 # UCX warns about any UCX_* variable it does not know
 unset UCX_SRC UCX_GAUDI_TEST_SKIP_UCX_GTEST
@@ -126,6 +127,7 @@ run_gtest ucx-ucp-gaudi $(emu_env 1) UCX_HANDLE_ERRORS=none -- \
 for t in "$here"/test/e2e/*.sh; do
     [ -f "$t" ] || continue
     run_script "e2e-$(basename "$t" .sh)" env PREFIX="$PREFIX" DEMO="$DEMO" \
+        GAUDI_UCX_TREE="$ucx_tree" \
         IPC_UCP="${IPC_UCP:-}" FAULT_UCP="${FAULT_UCP:-}" \
         MPI_XFER="${MPI_XFER:-}" bash "$t"
 done

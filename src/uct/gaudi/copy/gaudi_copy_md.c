@@ -54,6 +54,19 @@ static ucs_config_field_t uct_gaudi_copy_md_config_table[] = {
     {NULL}
 };
 
+#ifdef ENABLE_STATS
+static ucs_stats_class_t uct_gaudi_copy_md_stats_class = {
+    .name          = "gaudi_cpy_md",
+    .num_counters  = UCT_GAUDI_COPY_MD_STAT_LAST,
+    .class_id      = UCS_STATS_CLASS_ID_INVALID,
+    .counter_names = {
+        [UCT_GAUDI_COPY_MD_STAT_HOST_REG] = "host_reg",
+        [UCT_GAUDI_COPY_MD_STAT_HOST_MAP] = "host_map"
+    }
+};
+#endif
+
+
 
 int uct_gaudi_copy_md_is_device_mem(uct_gaudi_copy_md_t *md, const void *addr,
                                     size_t length)
@@ -127,7 +140,7 @@ uct_gaudi_copy_md_map(uct_gaudi_copy_md_t *md, uct_gaudi_copy_memh_t *memh,
 {
     ucs_status_t status;
 
-    ++md->counters.map;
+    UCS_STATS_UPDATE_COUNTER(md->stats, UCT_GAUDI_COPY_MD_STAT_HOST_MAP, 1);
     status = uct_gaudi_mem_map_host(md->dev, memh->address, memh->length,
                                     &memh->dva);
     if ((status != UCS_OK) && !(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS)) {
@@ -150,7 +163,7 @@ ucs_status_t uct_gaudi_copy_md_host_get(uct_gaudi_copy_md_t *md,
     uct_gaudi_copy_memh_t *memh;
     ucs_status_t status;
 
-    ++md->counters.reg;
+    UCS_STATS_UPDATE_COUNTER(md->stats, UCT_GAUDI_COPY_MD_STAT_HOST_REG, 1);
     if (md->rcache != NULL) {
         status = ucs_rcache_get(md->rcache, address, length,
                                 PROT_READ | PROT_WRITE, &flags, &rregion);
@@ -344,9 +357,7 @@ static void uct_gaudi_copy_md_close(uct_md_h tl_md)
         ucs_rcache_destroy(md->rcache);
     }
 
-    ucs_debug("gaudi_cpy: %" PRIu64 " host registrations, %" PRIu64
-              " mapped (rcache %s)", md->counters.reg, md->counters.map,
-              (md->rcache != NULL) ? "on" : "off");
+    UCS_STATS_NODE_FREE(md->stats);
     uct_gaudi_dev_release(md->dev);
     ucs_free(md);
 }
@@ -473,15 +484,27 @@ uct_gaudi_copy_md_open(uct_component_t *component, const char *md_name,
     md->super.ops       = &uct_gaudi_copy_md_ops;
     md->super.component = &uct_gaudi_copy_component;
     md->reg_cost        = config->reg_cost;
-    status              = uct_gaudi_copy_md_rcache_create(md, config);
+    status = UCS_STATS_NODE_ALLOC(&md->stats, &uct_gaudi_copy_md_stats_class,
+                                  ucs_stats_get_root(), "%s-%s", md_name,
+                                  md->dev->name);
     if (status != UCS_OK) {
-        uct_gaudi_dev_release(md->dev);
-        ucs_free(md);
-        return status;
+        goto err_release;
+    }
+
+    status = uct_gaudi_copy_md_rcache_create(md, config);
+    if (status != UCS_OK) {
+        goto err_stats;
     }
 
     *md_p = &md->super;
     return UCS_OK;
+
+err_stats:
+    UCS_STATS_NODE_FREE(md->stats);
+err_release:
+    uct_gaudi_dev_release(md->dev);
+    ucs_free(md);
+    return status;
 }
 
 uct_component_t uct_gaudi_copy_component = {

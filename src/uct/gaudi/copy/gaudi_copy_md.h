@@ -11,6 +11,7 @@
 #include <uct/gaudi/drv/gaudi_own.h>
 #include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/memory/rcache.h>
+#include <ucs/stats/stats.h>
 
 
 extern uct_component_t uct_gaudi_copy_component;
@@ -30,11 +31,15 @@ typedef struct uct_gaudi_copy_md {
     uct_gaudi_dev_t        *dev;         /* owned device (refcounted) */
     ucs_linear_func_t      reg_cost;     /* reported registration cost */
     ucs_rcache_t           *rcache;      /* host registrations, or NULL */
-    struct {
-        uint64_t           reg;          /* host registrations asked for */
-        uint64_t           map;          /* of which mapped (rcache miss) */
-    } counters;
+    UCS_STATS_NODE_DECLARE(stats)
 } uct_gaudi_copy_md_t;
+
+
+enum {
+    UCT_GAUDI_COPY_MD_STAT_HOST_REG,     /* host registrations asked for */
+    UCT_GAUDI_COPY_MD_STAT_HOST_MAP,     /* of which mapped (rcache miss) */
+    UCT_GAUDI_COPY_MD_STAT_LAST
+};
 
 
 /* Memory handle: a registered host range (mapped into the device MMU) or a

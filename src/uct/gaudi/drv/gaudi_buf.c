@@ -25,6 +25,8 @@ KHASH_MAP_INIT_INT64(uct_gaudi_buf, uct_gaudi_mem_t);
 
 /* Buffers handed out by address, and the device reference they hold */
 static struct {
+    /* guards bufs and dev; taken outside the ownership lock (the first
+     * buffer acquires the device under it) */
     pthread_mutex_t         lock;
     khash_t(uct_gaudi_buf)  bufs;
     uct_gaudi_dev_t         *dev;

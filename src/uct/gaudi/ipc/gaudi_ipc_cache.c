@@ -59,14 +59,37 @@ static void uct_gaudi_ipc_pgd_release(const ucs_pgtable_t *pgtable,
     ucs_free(dir);
 }
 
+#ifdef ENABLE_STATS
+static ucs_stats_class_t uct_gaudi_ipc_cache_stats_class = {
+    .name          = "gaudi_ipc_cache",
+    .num_counters  = UCT_GAUDI_IPC_CACHE_STAT_LAST,
+    .class_id      = UCS_STATS_CLASS_ID_INVALID,
+    .counter_names = {
+        [UCT_GAUDI_IPC_CACHE_STAT_HITS]    = "hits",
+        [UCT_GAUDI_IPC_CACHE_STAT_MISSES]  = "misses",
+        [UCT_GAUDI_IPC_CACHE_STAT_STALE]   = "stale",
+        [UCT_GAUDI_IPC_CACHE_STAT_EVICTED] = "evicted"
+    }
+};
+#endif
+
 ucs_status_t uct_gaudi_ipc_cache_init(uct_gaudi_ipc_cache_t *cache,
                                       uct_gaudi_dev_t *dev,
                                       const uct_gaudi_ipc_srv_t *srv,
                                       int enabled, unsigned max_maps,
                                       double timeout)
 {
+    ucs_status_t status;
+
+    status = UCS_STATS_NODE_ALLOC(&cache->stats,
+                                  &uct_gaudi_ipc_cache_stats_class,
+                                  ucs_stats_get_root(), "-%s", dev->name);
+    if (status != UCS_OK) {
+        return status;
+    }
+
     pthread_mutex_init(&cache->lock, NULL);
-    cache->dev     = dev;
+    cache->dev      = dev;
     cache->srv      = srv;
     cache->max_maps = ucs_max(max_maps, 1);
     cache->num_maps = 0;
@@ -74,7 +97,6 @@ ucs_status_t uct_gaudi_ipc_cache_init(uct_gaudi_ipc_cache_t *cache,
     ucs_list_head_init(&cache->lru);
     cache->enabled = enabled;
     cache->timeout = timeout;
-    memset(&cache->counters, 0, sizeof(cache->counters));
     kh_init_inplace(uct_gaudi_ipc_peers, &cache->peers);
     return UCS_OK;
 }
@@ -226,7 +248,8 @@ static void uct_gaudi_ipc_cache_insert(uct_gaudi_ipc_cache_t *cache,
 
     if (uct_gaudi_ipc_peer_drop(cache, peer, map->super.start,
                                 map->super.end, 0, 0, NULL) > 0) {
-        ++cache->counters.stale;
+        UCS_STATS_UPDATE_COUNTER(cache->stats,
+                                 UCT_GAUDI_IPC_CACHE_STAT_STALE, 1);
         ucs_debug("gaudi_ipc: dropped stale mappings of pid %d for "
                   "0x%" PRIx64 "..0x%" PRIx64, map->pid,
                   (uint64_t)map->super.start, (uint64_t)map->super.end);
@@ -236,7 +259,8 @@ static void uct_gaudi_ipc_cache_insert(uct_gaudi_ipc_cache_t *cache,
         lru = ucs_list_head(&cache->lru, uct_gaudi_ipc_map_t, lru);
         ucs_debug("gaudi_ipc: cache full (%u): releasing pid %d export %"
                   PRIu64, cache->max_maps, lru->pid, lru->export_id);
-        ++cache->counters.evicted;
+        UCS_STATS_UPDATE_COUNTER(cache->stats,
+                                 UCT_GAUDI_IPC_CACHE_STAT_EVICTED, 1);
         uct_gaudi_ipc_map_uncache(cache, lru);
     }
 
@@ -321,7 +345,8 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
         hit  = (peer != NULL) ? uct_gaudi_ipc_cache_lookup(peer, key) : NULL;
         if (hit != NULL) {
             ++hit->refcount;
-            ++cache->counters.hits;
+            UCS_STATS_UPDATE_COUNTER(cache->stats,
+                                     UCT_GAUDI_IPC_CACHE_STAT_HITS, 1);
             ucs_list_del(&hit->lru);
             ucs_list_add_tail(&cache->lru, &hit->lru);
             pthread_mutex_unlock(&cache->lock);
@@ -354,7 +379,8 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
         map->cookie      = key->cookie;
         map->dva         = dva;
         map->refcount    = 1;
-        ++cache->counters.misses;
+        UCS_STATS_UPDATE_COUNTER(cache->stats,
+                                 UCT_GAUDI_IPC_CACHE_STAT_MISSES, 1);
         if (cache->enabled) {
             peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 1);
             /* unless another thread cached the same meanwhile */
@@ -459,9 +485,6 @@ void uct_gaudi_ipc_cache_cleanup(uct_gaudi_ipc_cache_t *cache)
     kh_destroy_inplace(uct_gaudi_ipc_peers, &cache->peers);
     pthread_mutex_unlock(&cache->lock);
 
-    ucs_debug("gaudi_ipc: remote-mapping cache: %" PRIu64 " hits, %" PRIu64
-              " misses, %" PRIu64 " stale, %" PRIu64 " evicted",
-              cache->counters.hits, cache->counters.misses,
-              cache->counters.stale, cache->counters.evicted);
+    UCS_STATS_NODE_FREE(cache->stats);
     pthread_mutex_destroy(&cache->lock);
 }

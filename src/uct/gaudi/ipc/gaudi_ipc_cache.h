@@ -28,6 +28,7 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/pgtable.h>
 #include <ucs/type/status.h>
+#include <ucs/stats/stats.h>
 #include <pthread.h>
 #include <sys/types.h>
 
@@ -54,6 +55,9 @@ KHASH_MAP_INIT_INT(uct_gaudi_ipc_peers, struct uct_gaudi_ipc_peer*);
 
 
 typedef struct uct_gaudi_ipc_cache {
+    /* guards peers, maps, lru and importing; taken inside the fd server's
+     * lock (which serves a REVOKE under it); not held while an fd is asked
+     * of a peer; the driver's locks may be taken inside it */
     pthread_mutex_t            lock;
     ucs_list_link_t            importing; /* uct_gaudi_ipc_importing_t */
     uct_gaudi_dev_t            *dev;
@@ -64,13 +68,17 @@ typedef struct uct_gaudi_ipc_cache {
     ucs_list_link_t            lru;       /* cached, least recent first */
     double                     timeout;   /* fd server requests, seconds */
     khash_t(uct_gaudi_ipc_peers) peers;
-    struct {
-        uint64_t               hits;
-        uint64_t               misses;
-        uint64_t               stale;
-        uint64_t               evicted;
-    } counters;
+    UCS_STATS_NODE_DECLARE(stats)
 } uct_gaudi_ipc_cache_t;
+
+
+enum {
+    UCT_GAUDI_IPC_CACHE_STAT_HITS,     /* a peer's memory mapped already */
+    UCT_GAUDI_IPC_CACHE_STAT_MISSES,   /* imported */
+    UCT_GAUDI_IPC_CACHE_STAT_STALE,    /* dropped: the peer freed it */
+    UCT_GAUDI_IPC_CACHE_STAT_EVICTED,  /* dropped: the cache was full */
+    UCT_GAUDI_IPC_CACHE_STAT_LAST
+};
 
 
 ucs_status_t uct_gaudi_ipc_cache_init(uct_gaudi_ipc_cache_t *cache,

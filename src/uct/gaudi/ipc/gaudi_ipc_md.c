@@ -60,6 +60,9 @@ static ucs_config_field_t uct_gaudi_ipc_md_config_table[] = {
 };
 
 
+/* guards the singleton and its refcount; the outermost lock of gaudi_ipc:
+ * opening and closing the MD take the ownership, fd server and cache locks
+ * inside it */
 static pthread_mutex_t uct_gaudi_ipc_md_lock = PTHREAD_MUTEX_INITIALIZER;
 static uct_gaudi_ipc_md_t *uct_gaudi_ipc_md_singleton;
 
@@ -647,25 +650,30 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
     pthread_mutex_init(&md->lock, NULL);
     kh_init_inplace(uct_gaudi_ipc_exports, &md->by_base);
     kh_init_inplace(uct_gaudi_ipc_exports, &md->by_id);
-    uct_gaudi_ipc_cache_init(&md->cache, md->dev, &md->srv,
-                             config->enable_cache, config->cache_max,
-                             config->timeout);
+    status = uct_gaudi_ipc_cache_init(&md->cache, md->dev, &md->srv,
+                                      config->enable_cache, config->cache_max,
+                                      config->timeout);
+    if (status != UCS_OK) {
+        goto err_tables;
+    }
 
     status = uct_gaudi_ipc_srv_start(&md->srv, &uct_gaudi_ipc_md_srv_ops, md,
                                      config->timeout);
     if (status != UCS_OK) {
-        uct_gaudi_ipc_cache_cleanup(&md->cache);
-        kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_id);
-        kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_base);
-        pthread_mutex_destroy(&md->lock);
-        uct_gaudi_dev_release(md->dev);
-        goto err_free;
+        goto err_cache;
     }
 
     uct_gaudi_mem_set_free_cb(md->dev, uct_gaudi_ipc_md_free_cb, md);
     *md_p = md;
     return UCS_OK;
 
+err_cache:
+    uct_gaudi_ipc_cache_cleanup(&md->cache);
+err_tables:
+    kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_id);
+    kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_base);
+    pthread_mutex_destroy(&md->lock);
+    uct_gaudi_dev_release(md->dev);
 err_free:
     ucs_free(md);
     return status;

@@ -66,7 +66,9 @@ typedef struct uct_gaudi_ipc_md {
     uct_md_t                       super;
     uct_gaudi_dev_t                *dev;        /* the owned device */
     unsigned                       refcount;    /* md_open - md_close */
-    pthread_mutex_t                lock;        /* export tables */
+    /* guards the export tables; taken inside the fd server's lock (which
+     * serves a GET_FD under it), never around a call to the server */
+    pthread_mutex_t                lock;
     khash_t(uct_gaudi_ipc_exports) by_base;     /* allocation base -> */
     khash_t(uct_gaudi_ipc_exports) by_id;       /* export id -> */
     uint64_t                       next_export_id;

@@ -60,8 +60,9 @@ typedef struct uct_gaudi_ipc_srv {
     int                           reserve_fd; /* given up to accept and drop
                                                  a connection when we are out
                                                  of descriptors */
-    pthread_mutex_t               lock;     /* conns, revoking; held while
-                                               serving */
+    /* guards conns and revoking; held while a request is served, so the
+     * export tables' and the cache's locks are taken inside it */
+    pthread_mutex_t               lock;
     khash_t(uct_gaudi_ipc_srv_conns) conns; /* socket -> connection */
     ucs_list_link_t               revoking; /* revocations the free path
                                                stopped waiting for */
