@@ -10,7 +10,7 @@
 /*
  * The habanalabs kernel uAPI as this library speaks it, self-contained:
  * every structure, constant and ioctl number used here, written from the
- * documented ABI (habanalabs-uapi.md, restating Linux 6.1's
+ * documented ABI (docs/driver-abi.md, restating Linux 6.1's
  * <misc/habanalabs.h> layouts, which later generations only extend), with a
  * static assertion on every size, offset and value relied on
  * (gaudi_abi_layout.h). No system header is needed: distributions ship
@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 
-/* --- INFO (habanalabs-uapi.md 3) --- */
+/* --- INFO (driver-abi.md 3) --- */
 #define HL_INFO_HW_IP_INFO                0
 #define HL_INFO_HW_EVENTS                 1
 #define HL_INFO_DRAM_USAGE                2
@@ -207,7 +207,7 @@ struct hl_open_stats_info {
 };
 
 
-/* --- CB (habanalabs-uapi.md 5) --- */
+/* --- CB (driver-abi.md 5) --- */
 #define HL_CB_OP_CREATE            0
 #define HL_CB_OP_DESTROY           1
 #define HL_CB_OP_INFO              2
@@ -242,7 +242,7 @@ union hl_cb_args {
 };
 
 
-/* --- CS (habanalabs-uapi.md 6) --- */
+/* --- CS (driver-abi.md 6) --- */
 #define HL_MAX_JOBS_PER_CS                 512
 #define HL_CS_CHUNK_FLAGS_USER_ALLOC_CB    0x1
 #define HL_CS_STATUS_SUCCESS               0
@@ -347,7 +347,7 @@ union hl_cs_args {
 };
 
 
-/* --- WAIT_CS (habanalabs-uapi.md 7) --- */
+/* --- WAIT_CS (driver-abi.md 7) --- */
 #define HL_WAIT_CS_FLAGS_INTERRUPT              0x2
 #define HL_WAIT_CS_FLAGS_MULTI_CS               0x4
 #define HL_WAIT_CS_FLAGS_INTERRUPT_KERNEL_CQ    0x10
@@ -403,7 +403,7 @@ union hl_wait_cs_args {
 };
 
 
-/* --- MEMORY (habanalabs-uapi.md 4) --- */
+/* --- MEMORY (driver-abi.md 4) --- */
 #define HL_MEM_OP_ALLOC             0
 #define HL_MEM_OP_FREE              1
 #define HL_MEM_OP_MAP               2
@@ -494,7 +494,7 @@ struct hl_debug_args {
 #define HL_IOCTL_DEBUG    _IOWR('H', 0x06, struct hl_debug_args)
 
 
-/* ABI generations (habanalabs-uapi.md 0.1) */
+/* ABI generations (driver-abi.md 0.1) */
 typedef enum {
     UCT_GAUDI_ABI_MISC  = 0, /* /dev/hlN, _IOWR('H', n) codes            */
     UCT_GAUDI_ABI_TRANS = 1, /* /dev/accel/accelN, still 'H' codes       */
@@ -557,7 +557,7 @@ struct uct_gaudi_mem_reg_dmabuf_in {
 #define UCT_GAUDI_DEV_MISC_CONTROL     "/dev/hl_controlD%d"
 #define UCT_GAUDI_MAX_MINOR            256
 
-/* sysfs attribute directories per generation (habanalabs-uapi.md 1.4) */
+/* sysfs attribute directories per generation (driver-abi.md 1.4) */
 #define UCT_GAUDI_SYSFS_DRM_DIR        "/sys/class/accel/accel%d/device"
 #define UCT_GAUDI_SYSFS_TRANS_DIR      "/sys/class/accel/accel%d"
 #define UCT_GAUDI_SYSFS_MISC_DIR       "/sys/class/habanalabs/hl%d"
@@ -585,7 +585,7 @@ typedef enum {
 } uct_gaudi_asic_t;
 
 
-/* DMA packets (habanalabs-uapi.md 8) */
+/* DMA packets (driver-abi.md 8) */
 #define UCT_GAUDI_PKT_OPCODE_SHIFT     24      /* within the ctl dword */
 #define UCT_GAUDI_PKT_OPCODE_MASK      0x1F000000u
 #define UCT_GAUDI_PKT_LIN_DMA          0x9
@@ -627,7 +627,7 @@ struct uct_gaudi_pkt_lin_dma {
 
 
 /* Every size, offset and value above that the code relies on, against the
- * numbers of habanalabs-uapi.md (gaudi_abi_layout.h) */
+ * numbers of docs/driver-abi.md (gaudi_abi_layout.h) */
 #define UCT_GAUDI_ABI_ASSERT(_cond) _Static_assert(_cond, #_cond)
 #include "gaudi_abi_layout.h"
 #define UCT_GAUDI_ABI_CHECK_SIZE(_type, _size) \

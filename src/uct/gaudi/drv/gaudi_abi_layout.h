@@ -9,7 +9,7 @@
 
 /*
  * The habanalabs uAPI layout this library relies on: struct sizes, field
- * offsets (x86-64) and constant values, as habanalabs-uapi.md documents
+ * offsets (x86-64) and constant values, as docs/driver-abi.md documents
  * them (sections 2-7). One list, applied twice: gaudi_abi.h asserts it
  * against its own definitions, gaudi_abi_check.c against the system header
  * when one is installed. Each argument is a macro:

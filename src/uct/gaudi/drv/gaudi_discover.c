@@ -25,7 +25,7 @@
 #include <string.h>
 
 
-/* sysfs directories holding pci_addr, in lookup order (uapi 1.4) */
+/* sysfs directories holding pci_addr, in lookup order (driver-abi.md 1.4) */
 static const char *uct_gaudi_dev_sysfs_dirs[] = {
     UCT_GAUDI_SYSFS_DRM_DIR,
     UCT_GAUDI_SYSFS_TRANS_DIR,

@@ -33,7 +33,7 @@
 #define UCT_GAUDI_DMA_SYNC_INFLIGHT  4
 #define UCT_GAUDI_DMA_SYNC_BATCH     256
 
-/* ctl dwords (habanalabs-uapi.md 8.1, 8.2) */
+/* ctl dwords (driver-abi.md 8.1, 8.2) */
 #define UCT_GAUDI1_DMA_CTL \
     ((UCT_GAUDI_PKT_LIN_DMA << UCT_GAUDI_PKT_OPCODE_SHIFT) | \
      UCT_GAUDI1_LIN_DMA_LIN | UCT_GAUDI1_LIN_DMA_REG_BARRIER | \

@@ -23,7 +23,7 @@ BEGIN_C_DECLS
 
 
 /**
- * Map an errno value of the habanalabs driver (habanalabs-uapi.md 10) to a
+ * Map an errno value of the habanalabs driver (driver-abi.md 10) to a
  * UCS status.
  */
 ucs_status_t uct_gaudi_err_status(int err);

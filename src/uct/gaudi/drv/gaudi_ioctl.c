@@ -364,8 +364,8 @@ static uct_gaudi_abi_t uct_gaudi_ioctl_probe_accel(int fd, const char *path,
 }
 
 /**
- * The generation the sysfs layout of device @a index states (habanalabs-
- * uapi.md 1.4): the driver's attributes on the PCI function behind the class
+ * The generation the sysfs layout of device @a index states (driver-abi.md
+ * 1.4): the driver's attributes on the PCI function behind the class
  * device in the DRM generation (the out-of-tree package built without
  * CONFIG_DRM_ACCEL copies them to a "device" group there, and speaks the DRM
  * codes too), on the class device itself in the transitional one.

@@ -8,7 +8,7 @@
 #define UCT_GAUDI_IOCTL_H_
 
 /*
- * The ABI generation of the running driver (habanalabs-uapi.md 0.1): how it
+ * The ABI generation of the running driver (driver-abi.md 0.1): how it
  * is probed, its node names and its ioctl request codes. All calls go through
  * the driver seam.
  */

@@ -10,7 +10,7 @@
 /*
  * First-fit allocator over an address range, for Gaudi1 HBM: its driver does
  * not allocate device memory, the user manages the physical range
- * [dram_base, dram_base + dram_size) itself (habanalabs-uapi.md 4.3).
+ * [dram_base, dram_base + dram_size) itself (driver-abi.md 4.3).
  * Not thread safe; the caller locks.
  */
 

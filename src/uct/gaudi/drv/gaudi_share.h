@@ -8,7 +8,7 @@
 #define UCT_GAUDI_SHARE_H_
 
 /*
- * Sharing device memory between processes (habanalabs-uapi.md 4.4, 4.5):
+ * Sharing device memory between processes (driver-abi.md 4.4, 4.5):
  * export an allocation of the owned device as a DMA-BUF fd, and import a
  * peer's DMA-BUF into the owned device's MMU (HL_MEM_OP_REG_DMABUF_FD,
  * op 99 of Habana's out-of-tree driver; upstream kernels reject it).

@@ -9,7 +9,7 @@
 
 
 /*
- * Values marked (S) come from habanalabs-uapi.md sources, the others are
+ * Values marked (S) come from the sources of driver-abi.md 12, the others are
  * emulator choices (documented in docs/emulator.md). Gaudi2 has the real,
  * non power-of-2 DRAM page (the unit of every HL_MEM_OP_ALLOC) and the real
  * HBM size, backed by a sparse file; Gaudi1 has no DRAM MMU (its 2 MiB page
