@@ -78,12 +78,15 @@ void uct_gaudi_event_init(uct_gaudi_event_t *event, uct_gaudi_dma_chan_t *chan)
 
 void uct_gaudi_event_cleanup(uct_gaudi_event_t *event)
 {
-    if (event->fd >= 0) {
+    if (event->started) {
         pthread_mutex_lock(&event->lock);
         event->stop = 1;
         pthread_cond_signal(&event->cond);
         pthread_mutex_unlock(&event->lock);
         pthread_join(event->thread, NULL);
+    }
+
+    if (event->fd >= 0) {
         close(event->fd);
         event->fd = -1;
     }
@@ -94,29 +97,37 @@ void uct_gaudi_event_cleanup(uct_gaudi_event_t *event)
 
 ucs_status_t uct_gaudi_event_fd(uct_gaudi_event_t *event, int *fd_p)
 {
-    int fd, ret;
-
+    /* UCP asks every iface that has one, wake-up wanted or not: the thread
+     * waits for the first arm that has something to wait for */
     if (event->fd < 0) {
-        fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (fd < 0) {
+        event->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (event->fd < 0) {
             ucs_error("%s: failed to create the wake-up eventfd: %m",
                       event->chan->dev->name);
-            return UCS_ERR_IO_ERROR;
-        }
-
-        event->fd = fd;
-        ret       = pthread_create(&event->thread, NULL,
-                                   uct_gaudi_event_thread, event);
-        if (ret != 0) {
-            ucs_error("%s: failed to start the wake-up thread: %s",
-                      event->chan->dev->name, strerror(ret));
-            close(fd);
-            event->fd = -1;
             return UCS_ERR_IO_ERROR;
         }
     }
 
     *fd_p = event->fd;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gaudi_event_start(uct_gaudi_event_t *event)
+{
+    int ret;
+
+    if (event->started) {
+        return UCS_OK;
+    }
+
+    ret = pthread_create(&event->thread, NULL, uct_gaudi_event_thread, event);
+    if (ret != 0) {
+        ucs_error("%s: failed to start the wake-up thread: %s",
+                  event->chan->dev->name, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    event->started = 1;
     return UCS_OK;
 }
 
@@ -162,6 +173,11 @@ ucs_status_t uct_gaudi_event_arm(uct_gaudi_event_t *event)
     status = uct_gaudi_dma_wait_seq(event->chan->dev, seq, 0);
     if (status != UCS_INPROGRESS) {
         return UCS_ERR_BUSY;
+    }
+
+    status = uct_gaudi_event_start(event);
+    if (status != UCS_OK) {
+        return status;
     }
 
     pthread_mutex_lock(&event->lock);

@@ -13,8 +13,9 @@
  * blocking WAIT_CS. So an armed event hands the sequence number of the
  * oldest submission in flight to a thread that blocks in WAIT_CS for it and
  * then signals an eventfd, which is what UCP polls. The thread is started
- * only when UCP asks for the fd (UCP_FEATURE_WAKEUP), and does nothing but
- * wait: the completion itself is still reaped by the iface's progress.
+ * by the first arm that has a submission to wait for (only a worker that
+ * sleeps arms), and does nothing but wait: the completion itself is still
+ * reaped by the iface's progress.
  */
 
 #include <uct/gaudi/drv/gaudi_dma.h>
@@ -30,6 +31,7 @@ typedef struct uct_gaudi_event {
     int                  fd;        /* eventfd, -1 until started */
     uct_gaudi_dma_chan_t *chan;     /* whose submissions it waits for */
     pthread_t            thread;
+    int                  started;   /* thread runs: first arm that waits */
     /* guards armed, seq and stop; taken alone (no lock is taken inside it,
      * the thread's WAIT_CS runs outside it) */
     pthread_mutex_t      lock;
@@ -49,7 +51,7 @@ void uct_gaudi_event_init(uct_gaudi_event_t *event, uct_gaudi_dma_chan_t *chan);
 void uct_gaudi_event_cleanup(uct_gaudi_event_t *event);
 
 
-/* The eventfd, created with its thread on first use */
+/* The eventfd, created on first use */
 ucs_status_t uct_gaudi_event_fd(uct_gaudi_event_t *event, int *fd_p);
 
 
