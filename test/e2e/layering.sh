@@ -1,0 +1,39 @@
+# The module's parts depend on each other one way (docs/design.md): the
+# driver library (drv/) knows nothing of UCT glue or transports, the
+# transports and the glue use only drv/'s public headers, and gaudi_copy and
+# gaudi_ipc do not know each other. A new include that breaks this fails
+# here, naming it.
+. "$(dirname "$0")/common.bash"
+
+src=$(cd "$(dirname "$0")/../.." && pwd)/src
+g=$src/uct/gaudi
+public='gaudi_(device|own|mem|share|dma|lib|buf)\.h'
+
+# includes FILES...: "file: included path" for every <uct/gaudi/...> include
+includes() {
+    grep -Ho '#include <uct/gaudi/[^>]*>' "$@" |
+        sed 's|:#include <uct/gaudi/|: |; s|>$||'
+}
+
+bad=$(includes "$g"/drv/*.[ch] | grep -E ': (base|copy|ipc)/' || true)
+[ -z "$bad" ] || fail "drv/ includes UCT glue or a transport: $bad"
+ok "drv/ includes nothing of base/, copy/ or ipc/"
+
+bad=$(includes "$g"/base/*.[ch] "$g"/copy/*.[ch] "$g"/ipc/*.[ch] \
+               "$src"/tools/perf/gaudi/*.c |
+      grep ': drv/' | grep -Ev ": drv/$public\$" || true)
+[ -z "$bad" ] || fail "an internal header of drv/ used outside it: $bad"
+ok "base/, copy/, ipc/ and the perftest module use drv/'s public headers" \
+   "only ($public)"
+
+bad=$(includes "$g"/copy/*.[ch] | grep ': ipc/' || true)
+bad+=$(includes "$g"/ipc/*.[ch] | grep ': copy/' || true)
+bad+=$(includes "$g"/base/*.[ch] | grep -E ': (copy|ipc)/' || true)
+[ -z "$bad" ] || fail "the transports or the glue know each other: $bad"
+ok "gaudi_copy and gaudi_ipc do not include each other; base/ neither"
+
+# and no ioctl outside drv/: the transports talk to the driver through it
+bad=$(grep -Hn 'uct_gaudi_ioctl\|seam_ops->' "$g"/base/*.c "$g"/copy/*.c \
+                                             "$g"/ipc/*.c || true)
+[ -z "$bad" ] || fail "a driver call outside drv/: $bad"
+ok "no ioctl or seam call outside drv/"
