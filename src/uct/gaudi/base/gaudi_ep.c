@@ -28,6 +28,21 @@ static const uct_gaudi_iface_ops_t *uct_gaudi_ep_ops(uct_ep_h tl_ep)
                                               uct_gaudi_iface_t));
 }
 
+/* An operation holds at most max_iov copies (and gaudi_copy's two host
+ * mappings per copy): checked in every build, not only where UCX checks
+ * parameters, since more would overrun the operation */
+static ucs_status_t uct_gaudi_ep_check_iov(const uct_gaudi_iface_t *iface,
+                                           size_t iovcnt, const char *name)
+{
+    if (ucs_likely(iovcnt <= iface->config.max_iov)) {
+        return UCS_OK;
+    }
+
+    ucs_error("%s: %s of %zu iov entries, more than MAX_IOV=%u",
+              iface->tl_name, name, iovcnt, iface->config.max_iov);
+    return UCS_ERR_INVALID_PARAM;
+}
+
 UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ep_put_short,
                  (tl_ep, buffer, length, remote_addr, rkey),
                  uct_ep_h tl_ep, const void *buffer, unsigned length,
@@ -70,9 +85,11 @@ UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ep_put_zcopy,
                                               uct_gaudi_iface_t);
     ucs_status_t status;
 
-    /* an operation holds up to max_iov copies */
-    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.max_iov,
-                       "uct_gaudi_ep_put_zcopy");
+    status = uct_gaudi_ep_check_iov(iface, iovcnt, "put_zcopy");
+    if (status != UCS_OK) {
+        return status;
+    }
+
     status = uct_gaudi_iface_ops(iface)->ep_zcopy(tl_ep, iov, iovcnt,
                                                   remote_addr, rkey, comp, 1);
     UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), PUT, ZCOPY,
@@ -92,8 +109,11 @@ UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ep_get_zcopy,
                                               uct_gaudi_iface_t);
     ucs_status_t status;
 
-    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.max_iov,
-                       "uct_gaudi_ep_get_zcopy");
+    status = uct_gaudi_ep_check_iov(iface, iovcnt, "get_zcopy");
+    if (status != UCS_OK) {
+        return status;
+    }
+
     status = uct_gaudi_iface_ops(iface)->ep_zcopy(tl_ep, iov, iovcnt,
                                                   remote_addr, rkey, comp, 0);
     UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), GET, ZCOPY,

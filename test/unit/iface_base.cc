@@ -5,10 +5,10 @@
  */
 
 /*
- * Wake-up of the Gaudi transports' base iface (base/gaudi_event.c), through
- * the UCT API as UCP uses it: an iface with a zero-copy operation in flight
- * is armed, the caller sleeps in poll() on the iface's event fd, and the end
- * of the DMA submission wakes it.
+ * The Gaudi transports' base iface (base/), through the UCT API as UCP uses
+ * it: wake-up (an iface with a zero-copy operation in flight is armed, the
+ * caller sleeps in poll() on the iface's event fd, and the end of the DMA
+ * submission wakes it), and the bound on an operation's iov.
  */
 
 #include "base_common.h"
@@ -224,6 +224,60 @@ TEST(gaudi_iface, arm_after_completion_is_busy) {
         }
         EXPECT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
         EXPECT_EQ(0, fd_readable(fd, 0));
+
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+        close_copy_iface(&c);
+    });
+}
+
+/* More iov entries than MAX_IOV would overrun the operation (its copies and
+ * its host mappings): refused in every build, not only where UCX checks
+ * parameters */
+TEST(gaudi_iface, zcopy_iov_bound) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        static const size_t size = 4096;
+        std::vector<char> src(3 * size, 5);
+        uct_completion_t comp = {comp_cb, 1, UCS_OK};
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        uct_iov_t iov[3];
+        copy_iface c;
+        ucs_status_t status;
+        unsigned i;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_COPY_MAX_IOV", "2", 1);
+        open_copy_iface(&c);
+        ASSERT_FALSE(HasFatalFailure());
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 3 * size, &mem));
+        for (i = 0; i < 3; ++i) {
+            iov[i].buffer = &src[i * size];
+            iov[i].length = size;
+            iov[i].memh   = UCT_MEM_HANDLE_NULL;
+            iov[i].stride = 0;
+            iov[i].count  = 1;
+        }
+
+        {
+            log_capture log;
+            EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                      uct_ep_put_zcopy(c.ep, iov, 3, mem.dva, 0, &comp));
+            EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                      uct_ep_get_zcopy(c.ep, iov, 3, mem.dva, 0, &comp));
+            EXPECT_EQ(2u, log.count("more than MAX_IOV=2"));
+        }
+
+        status = uct_ep_put_zcopy(c.ep, iov, 2, mem.dva, 0, &comp);
+        ASSERT_TRUE((status == UCS_INPROGRESS) || (status == UCS_OK));
+        while ((status == UCS_INPROGRESS) && (comp.count > 0)) {
+            uct_worker_progress(c.worker);
+        }
+        EXPECT_EQ(UCS_OK, comp.status);
 
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
         uct_gaudi_dev_release(dev);
