@@ -56,13 +56,13 @@
  * UCX, and then registered with ucp_mem_map; gaudi_ipc cannot export it,
  * so transfers to and from it must still complete (staged), byte-exact.
  *
- * -W (wake-up): the worker is created with UCP_FEATURE_WAKEUP, and the
- * initiator waits for its requests by sleeping in ucp_worker_wait() whenever
- * progress finds nothing to do (ucp_worker_arm() said UCS_OK), instead of
- * polling. Only an interface that signals its completions on an event fd
- * wakes it; the client prints "wakeup sleeps=<n>", the times it slept and
- * was woken. A transport that cannot wake the worker leaves it asleep until
- * the alarm.
+ * -W (wake-up): the worker is created with UCP_FEATURE_WAKEUP, and both
+ * sides wait for their requests and data by sleeping in ucp_worker_wait()
+ * whenever progress finds nothing to do (ucp_worker_arm() said UCS_OK),
+ * instead of polling. Only an interface that signals its events on an event
+ * fd wakes them; the client prints "wakeup sleeps client=<n> server=<n>",
+ * the times each slept and was woken. A transport that cannot wake a worker
+ * leaves it asleep until the alarm.
  *
  * OPTIONS: -p PORT (13337), -t TIMEOUT seconds (120), -s SIZES (comma
  * separated, default 8,65536,4194304,16777216), -o OPS (comma separated
@@ -487,6 +487,23 @@ static int ctl_pending(void)
 
 /* Wait for @a request (NULL: done in place), but give up after @a seconds (the request stays
  * outstanding: *@a request_p is left set, else cleared) */
+/* -W: when progress finds nothing to do, sleep until an interface signals
+ * an event (ucp_worker_arm said UCS_OK); returns whether it slept */
+static int wakeup_sleep(void)
+{
+    ucs_status_t status;
+
+    if (!opts.wakeup || (ucp_worker_progress(worker) != 0) ||
+        (ucp_worker_arm(worker) != UCS_OK)) {
+        return 0;
+    }
+
+    status = ucp_worker_wait(worker);
+    CHECK(status == UCS_OK, "ucp_worker_wait: %s", ucs_status_string(status));
+    ++wakeup_sleeps;
+    return 1;
+}
+
 static ucs_status_t request_wait_deadline(void **request_p, double seconds)
 {
     double deadline = now_sec() + seconds;
@@ -504,14 +521,7 @@ static ucs_status_t request_wait_deadline(void **request_p, double seconds)
     do {
         progress();
         status = ucp_request_check_status(request);
-        if (opts.wakeup && (status == UCS_INPROGRESS) &&
-            (ucp_worker_progress(worker) == 0) &&
-            (ucp_worker_arm(worker) == UCS_OK)) {
-            /* nothing to do until an interface signals an event */
-            status = ucp_worker_wait(worker);
-            CHECK(status == UCS_OK, "ucp_worker_wait: %s",
-                  ucs_status_string(status));
-            ++wakeup_sleeps;
+        if ((status == UCS_INPROGRESS) && wakeup_sleep()) {
             continue;
         }
         if (status != UCS_INPROGRESS) {
@@ -556,6 +566,10 @@ static ucs_status_t target_wait(void *request, const int *flag)
             }
         } else if (*flag) {
             return UCS_OK;
+        }
+
+        if (wakeup_sleep()) {
+            continue; /* the data's arrival is what wakes it */
         }
 
         if (deadline == 0) {
@@ -1268,8 +1282,8 @@ static void usage(const char *prog)
             "uct_gaudi_buf_copy\n"
             "  -A: the Gaudi buffer is allocated by ALLOC+MAP ioctls, not "
             "by UCX\n"
-            "  -W: the initiator sleeps in ucp_worker_wait until its "
-            "requests complete\n", prog);
+            "  -W: both sides sleep in ucp_worker_wait while they wait "
+            "for UCP\n", prog);
     exit(2);
 }
 
@@ -1282,6 +1296,7 @@ static int run(void)
     uint64_t len;
     size_t max_size = 4096 + SMALL_OFFSET;
     int32_t imports_mine, imports_peer;
+    unsigned sleeps_peer;
 
     for (i = 0; i < opts.num_sizes; ++i) {
         if (opts.sizes[i] > max_size) {
@@ -1321,6 +1336,8 @@ static int run(void)
     peer_text = ctl_recv_blob(&len);
     peer_text[len] = '\0';
     ctl_read(&lanes_peer, sizeof(lanes_peer));
+    ctl_write(&wakeup_sleeps, sizeof(wakeup_sleeps));
+    ctl_read(&sleeps_peer, sizeof(sleeps_peer));
     imports_mine = (emu_get_stats != NULL) ? emu_imports_run : -1;
     ctl_write(&imports_mine, sizeof(imports_mine));
     ctl_read(&imports_peer, sizeof(imports_peer));
@@ -1338,7 +1355,8 @@ static int run(void)
         printf("gaudi_ipc lanes: client=%d server=%d\n", lanes_mine,
                lanes_peer);
         if (opts.wakeup) {
-            printf("wakeup sleeps=%u\n", wakeup_sleeps);
+            printf("wakeup sleeps client=%u server=%u\n", wakeup_sleeps,
+                   sleeps_peer);
         }
         if (imports_mine < 0) {
             printf("gaudi_emu import_maps max: unavailable\n");

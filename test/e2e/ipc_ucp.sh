@@ -18,7 +18,8 @@
 #  5. Buffers the application allocated itself (gaudi_ipc_ucp -A: ALLOC + MAP
 #     ioctls on its compute fd, then ucp_mem_map): gaudi_ipc cannot export
 #     them; every operation still completes byte-exact (staged).
-#  6. Wake-up (gaudi_ipc_ucp -W): the initiator of put/get sleeps in
+#  6. Wake-up (gaudi_ipc_ucp -W): the side that moves the data (the
+#     initiator of put/get, the receiver of tag/AM rendezvous) sleeps in
 #     ucp_worker_wait while gaudi_ipc's DMA runs; it must be woken.
 # Environment: IPC_UCP (the gaudi_ipc_ucp binary; default: next to this
 # script), PREFIX, DEMO (common.bash).
@@ -159,17 +160,21 @@ run_pair onesided-rma 12 -- -P -o put,get -s 8,4194304,16777216
 ok "onesided-rma: ucp_put_nbx/ucp_get_nbx of 8 B..16 MiB (both directions)" \
    "completed while the target did not progress: gaudi_ipc carried the data"
 
-# a worker that sleeps in ucp_worker_wait until gaudi_ipc's DMA ends: only
-# the iface's event fd can wake it (the target does not progress, nothing
-# else has traffic); a modelled 20 ms per command keeps the DMA in flight
-# when the worker goes to sleep
-run_pair wakeup 4 UCX_GAUDI_EMU_LATENCY=20ms -- -W -P -1 -o put,get \
+# workers that sleep in ucp_worker_wait while gaudi_ipc's DMA runs: only
+# the ifaces' event fds can wake them (the side that does not move the
+# data does not progress, nothing else has traffic): the initiator of
+# put/get, the receiver of tag and AM rendezvous (a get by gaudi_ipc).
+# A modelled 20 ms per command keeps the DMA in flight when they sleep.
+run_pair wakeup 8 UCX_GAUDI_EMU_LATENCY=20ms -- -W -P -1 -o tag,am,put,get \
     -s 4194304,16777216
-n=$(field wakeup 'wakeup' sleeps)
-[ "${n:-0}" -gt 0 ] || fail "wakeup: the initiator never slept (sleeps=$n)"
+c=$(field wakeup 'wakeup sleeps' client)
+s=$(field wakeup 'wakeup sleeps' server)
+[ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
+    fail "wakeup: a side never slept (client=$c server=$s)"
 check_ipc_lanes wakeup
-ok "wakeup: put/get of 4 and 16 MiB over gaudi_ipc completed while the" \
-   "initiator slept in ucp_worker_wait ($n times): the event fd woke it"
+ok "wakeup: tag, AM, put and get of 4 and 16 MiB over gaudi_ipc completed" \
+   "while the side moving the data slept in ucp_worker_wait (client $c," \
+   "server $s times): the event fds woke them"
 
 # control: the one-sided check fails when UCP stages (no import)
 port=$((20000 + RANDOM % 20000))

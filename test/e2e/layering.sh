@@ -32,6 +32,24 @@ bad+=$(includes "$g"/base/*.[ch] | grep -E ': (copy|ipc)/' || true)
 [ -z "$bad" ] || fail "the transports or the glue know each other: $bad"
 ok "gaudi_copy and gaudi_ipc do not include each other; base/ neither"
 
+bad=$(grep -Hn '#include "\.\./' "$g"/*/*.[ch] || true)
+[ -z "$bad" ] || fail "a relative include across folders (not checked" \
+                      "above): $bad"
+
+# no circle among drv/'s files: a file and its header are one part; an
+# include of another part's header is an edge (tsort names a loop)
+edges=$(for f in "$g"/drv/*.[ch]; do
+            from=$(basename "${f%.[ch]}")
+            grep -ho '#include "gaudi_[a-z_]*\.h"' "$f" |
+                sed 's/#include "\(.*\)\.h"/\1/' |
+                while read -r to; do
+                    [ "$to" = "$from" ] || echo "$from $to"
+                done
+        done)
+loop=$(echo "$edges" | tsort 2>&1 >/dev/null || true)
+[ -z "$loop" ] || fail "a circle among drv/'s files: $loop"
+ok "no circle among drv/'s files ($(echo "$edges" | wc -l) includes)"
+
 # and no ioctl outside drv/: the transports talk to the driver through it
 bad=$(grep -Hn 'uct_gaudi_ioctl\|seam_ops->' "$g"/base/*.c "$g"/copy/*.c \
                                              "$g"/ipc/*.c || true)

@@ -25,7 +25,7 @@ extern "C" {
 #include <uct/gaudi/drv/gaudi_assign.h>
 #include <uct/gaudi/drv/gaudi_lib.h>
 #include <uct/gaudi/drv/gaudi_dma.h>
-#include <uct/gaudi/drv/gaudi_err.h>
+#include <uct/gaudi/drv/gaudi_health.h>
 #include <uct/gaudi/drv/gaudi_ioctl.h>
 #include <uct/gaudi/drv/gaudi_maptab.h>
 #include <uct/gaudi/drv/gaudi_mem.h>

@@ -272,7 +272,8 @@ TEST(base_fault, cs_errors) {
         {"fail:cs:1:EINVAL",      UCS_ERR_INVALID_PARAM,    NULL},
         {"fail:cs:1:EFAULT",      UCS_ERR_INVALID_ADDR,     NULL},
         {"fail:cs:1:ENOMEM",      UCS_ERR_NO_MEMORY,        NULL},
-        {"fail:wait_cs:1:EINVAL", UCS_ERR_INVALID_PARAM,    NULL},
+        /* the wait failed, not the submission: asked again, it completed */
+        {"fail:wait_cs:1:EINVAL", UCS_OK,                   NULL},
         {"cs_timeout:1",          UCS_ERR_ENDPOINT_TIMEOUT, "WAIT_CS"},
         {"cs_abort:1",            UCS_ERR_IO_ERROR,         "WAIT_CS"},
         {"fail:wait_cs:1:ENODEV", UCS_ERR_NO_DEVICE,        "WAIT_CS"},
@@ -311,6 +312,37 @@ TEST(base_fault, cs_errors) {
             uct_gaudi_dev_release(dev);
         });
     }
+}
+
+/* A wait that keeps failing without failing the device: the submission's
+ * command buffer may still be the device's, so it is never reused; the
+ * submission counts as running until UCX_GAUDI_DMA_TIMEOUT fails the
+ * device */
+TEST(base_fault, wait_errors_until_the_deadline) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        std::vector<uint8_t> host(4096, 7);
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        log_capture log;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_EMU_FAULTS", "fail:wait_cs:1+:EINVAL", 1);
+        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.3s", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        EXPECT_EQ(UCS_ERR_TIMED_OUT,
+                  uct_gaudi_dma_copy_host(dev, (void*)mem.dva, host.data(),
+                                          host.size(), UCT_GAUDI_DMA_H2D));
+        expect_failed(dev, "DMA submission 1 did not complete within 0.3 s",
+                      log);
+        /* said once, not at every poll */
+        EXPECT_EQ(1u, log.count("waiting for DMA submission 1 failed"));
+        uct_gaudi_mem_free(dev, &mem);
+        uct_gaudi_dev_release(dev);
+    });
 }
 
 /* The device resets under us: EBUSY from a non-operational device */

@@ -170,9 +170,9 @@ TEST(gaudi_iface, wakeup_on_dma_completion) {
         /* signalled since the last arm: progress first */
         EXPECT_EQ(UCS_ERR_BUSY, uct_iface_event_arm(c.iface,
                                                     UCT_EVENT_SEND_COMP));
-        while (comp.count > 0) {
-            uct_worker_progress(c.worker);
-        }
+        /* what woke it is the end of the submission: one progress reaps */
+        EXPECT_EQ(1u, uct_worker_progress(c.worker));
+        EXPECT_EQ(0, comp.count);
         EXPECT_EQ(UCS_OK, comp.status);
         EXPECT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
 
@@ -280,6 +280,162 @@ TEST(gaudi_iface, zcopy_iov_bound) {
         EXPECT_EQ(UCS_OK, comp.status);
 
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+        close_copy_iface(&c);
+    });
+}
+
+/* A worker that sleeps is woken when its submission outlives
+ * UCX_GAUDI_DMA_TIMEOUT, as one that polls would see it fail, not when the
+ * device gets to it (here: 60 s of modelled latency) */
+TEST(gaudi_iface, wakeup_on_dma_timeout) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        static const size_t size = 64 * 1024;
+        std::vector<char> src(size, 9);
+        uct_completion_t comp = {comp_cb, 1, UCS_OK};
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        uct_iov_t iov;
+        copy_iface c;
+        int fd;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_EMU_LATENCY", "60s", 1);
+        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.5s", 1);
+        open_copy_iface(&c);
+        ASSERT_FALSE(HasFatalFailure());
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
+        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(c.iface, &fd));
+
+        iov.buffer = src.data();
+        iov.length = size;
+        iov.memh   = UCT_MEM_HANDLE_NULL;
+        iov.stride = 0;
+        iov.count  = 1;
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
+        ASSERT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
+        EXPECT_EQ(1, fd_readable(fd, 20000));
+        {
+            log_capture log;
+            uct_worker_progress(c.worker);
+        }
+        EXPECT_EQ(0, comp.count);
+        EXPECT_EQ(UCS_ERR_TIMED_OUT, comp.status);
+        EXPECT_TRUE(dev->failed);
+
+        uct_gaudi_mem_free(dev, &mem);
+        uct_gaudi_dev_release(dev);
+        {
+            log_capture log;
+            close_copy_iface(&c);
+        }
+    });
+}
+
+/* Closing an iface whose wake-up thread waits for a submission returns
+ * (within the DMA timeout that bounds the submission) */
+TEST(gaudi_iface, close_while_armed) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        static const size_t size = 64 * 1024;
+        std::vector<char> src(size, 3);
+        uct_completion_t comp = {comp_cb, 1, UCS_OK};
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        uct_iov_t iov;
+        copy_iface c;
+        int fd;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_EMU_LATENCY", "200ms", 1);
+        open_copy_iface(&c);
+        ASSERT_FALSE(HasFatalFailure());
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
+        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(c.iface, &fd));
+
+        iov.buffer = src.data();
+        iov.length = size;
+        iov.memh   = UCT_MEM_HANDLE_NULL;
+        iov.stride = 0;
+        iov.count  = 1;
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
+        ASSERT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
+        close_copy_iface(&c);        /* completes the submission, too */
+        EXPECT_EQ(0, comp.count);
+        EXPECT_EQ(UCS_OK, comp.status);
+
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
+/* One zero-copy operation may mix Gaudi and host memory in its iov: it goes
+ * to a queue that reaches both (the device-to-device engine reaches only
+ * the device's own memory) */
+TEST(gaudi_iface, zcopy_mixed_iov) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        static const size_t size = 64 * 1024;
+        std::vector<char> host(size), pattern(size), out(2 * size);
+        uct_completion_t comp = {comp_cb, 1, UCS_OK};
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t dst, src;
+        ucs_status_t status;
+        uct_iov_t iov[2];
+        copy_iface c;
+        size_t i;
+
+        set_emu_env(1, dir);
+        open_copy_iface(&c);
+        ASSERT_FALSE(HasFatalFailure());
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 2 * size, &dst));
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &src));
+        for (i = 0; i < size; ++i) {
+            pattern[i] = (char)(i * 13 + 1);
+            host[i]    = (char)(i * 5 + 2);
+        }
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_copy_host(dev, (void*)src.dva,
+                                                  pattern.data(), size,
+                                                  UCT_GAUDI_DMA_H2D));
+
+        /* Gaudi memory, then host memory, into Gaudi memory */
+        iov[0].buffer = (void*)src.dva;
+        iov[1].buffer = host.data();
+        for (i = 0; i < 2; ++i) {
+            iov[i].length = size;
+            iov[i].memh   = UCT_MEM_HANDLE_NULL;
+            iov[i].stride = 0;
+            iov[i].count  = 1;
+        }
+        status = uct_ep_put_zcopy(c.ep, iov, 2, dst.dva, 0, &comp);
+        ASSERT_TRUE((status == UCS_INPROGRESS) || (status == UCS_OK))
+                << ucs_status_string(status);
+        while ((status == UCS_INPROGRESS) && (comp.count > 0)) {
+            uct_worker_progress(c.worker);
+        }
+        EXPECT_EQ(UCS_OK, comp.status);
+        EXPECT_FALSE(dev->failed);
+
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_copy_host(dev, out.data(),
+                                                  (void*)dst.dva, 2 * size,
+                                                  UCT_GAUDI_DMA_D2H));
+        EXPECT_EQ(0, memcmp(out.data(), pattern.data(), size));
+        EXPECT_EQ(0, memcmp(out.data() + size, host.data(), size));
+
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &src));
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &dst));
         uct_gaudi_dev_release(dev);
         close_copy_iface(&c);
     });

@@ -191,7 +191,7 @@ ucs_status_t uct_gaudi_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
                                               uct_gaudi_iface_t);
     uct_gaudi_pending_priv_t *priv;
 
-    if (uct_gaudi_dma_chan_has_room(&iface->chan)) {
+    if (uct_gaudi_dma_chan_can_post(&iface->chan)) {
         return UCS_ERR_BUSY;  /* there is room: send now */
     }
 

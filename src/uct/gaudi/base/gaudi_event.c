@@ -11,13 +11,16 @@
 #include "gaudi_event.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
+#include <ucs/time/time.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 
-/* One blocking WAIT_CS of the thread: how late it sees a stop */
+/* One turn of the thread over the heads it waits for: how late it sees a
+ * stop, a newer arm or another direction's end */
 #define UCT_GAUDI_EVENT_WAIT_US 10000
 
 
@@ -32,11 +35,31 @@ static void uct_gaudi_event_signal(uct_gaudi_event_t *event)
     }
 }
 
+/* Whether @a head ended (or its wait failed: the device did) or outlived
+ * its deadline, waiting up to @a timeout_us for it */
+static int uct_gaudi_event_head_ended(uct_gaudi_event_t *event,
+                                      const uct_gaudi_dma_head_t *head,
+                                      uint64_t timeout_us)
+{
+    ucs_time_t now = ucs_get_time();
+
+    if (now >= head->deadline) {
+        return 1;
+    }
+
+    timeout_us = ucs_min(timeout_us,
+                         ucs_time_to_usec(head->deadline - now) + 1);
+    return uct_gaudi_dma_wait_seq(event->chan->dev, head->seq, timeout_us) !=
+           UCS_INPROGRESS;
+}
+
 static void *uct_gaudi_event_thread(void *arg)
 {
     uct_gaudi_event_t *event = arg;
-    ucs_status_t status;
-    uint64_t seq;
+    uct_gaudi_dma_head_t heads[UCT_GAUDI_DMA_DIR_LAST];
+    unsigned i, num_heads;
+    uint64_t sn;
+    int ended;
 
     pthread_mutex_lock(&event->lock);
     for (;;) {
@@ -48,15 +71,21 @@ static void *uct_gaudi_event_thread(void *arg)
             break;
         }
 
-        seq = event->seq;
+        sn        = event->arm_sn;
+        num_heads = event->num_heads;
+        memcpy(heads, event->heads, num_heads * sizeof(*heads));
         pthread_mutex_unlock(&event->lock);
-        status = uct_gaudi_dma_wait_seq(event->chan->dev, seq,
-                                        UCT_GAUDI_EVENT_WAIT_US);
+
+        /* a turn of short waits over every direction's oldest submission */
+        for (i = 0, ended = 0; (i < num_heads) && !ended; ++i) {
+            ended = uct_gaudi_event_head_ended(event, &heads[i],
+                                               UCT_GAUDI_EVENT_WAIT_US /
+                                               num_heads);
+        }
+
         pthread_mutex_lock(&event->lock);
-        /* ended, or the wait failed (the device did): either way progress
-         * has something to say; a newer arm meanwhile is waited for next */
-        if ((status != UCS_INPROGRESS) && event->armed &&
-            (event->seq == seq)) {
+        /* progress has something to say; a newer arm is waited for next */
+        if (ended && event->armed && (event->arm_sn == sn)) {
             event->armed = 0;
             ++event->wakeups;
             uct_gaudi_event_signal(event);
@@ -153,8 +182,9 @@ static ucs_status_t uct_gaudi_event_drain(uct_gaudi_event_t *event)
 
 ucs_status_t uct_gaudi_event_arm(uct_gaudi_event_t *event)
 {
+    uct_gaudi_dma_head_t heads[UCT_GAUDI_DMA_DIR_LAST];
     ucs_status_t status;
-    uint64_t seq;
+    unsigned i, num_heads;
 
     if (event->fd < 0) {
         return UCS_OK; /* nobody asked for the fd: nobody waits on it */
@@ -165,14 +195,16 @@ ucs_status_t uct_gaudi_event_arm(uct_gaudi_event_t *event)
         return status;
     }
 
-    if (!uct_gaudi_dma_chan_oldest(event->chan, &seq)) {
+    num_heads = uct_gaudi_dma_chan_heads(event->chan, heads);
+    if (num_heads == 0) {
         return UCS_OK; /* nothing in flight, nothing to wake up for */
     }
 
-    /* ended already: the WAIT_CS with timeout 0 would say so at once */
-    status = uct_gaudi_dma_wait_seq(event->chan->dev, seq, 0);
-    if (status != UCS_INPROGRESS) {
-        return UCS_ERR_BUSY;
+    /* one ended or timed out already: a WAIT_CS with timeout 0 says so */
+    for (i = 0; i < num_heads; ++i) {
+        if (uct_gaudi_event_head_ended(event, &heads[i], 0)) {
+            return UCS_ERR_BUSY;
+        }
     }
 
     status = uct_gaudi_event_start(event);
@@ -181,8 +213,10 @@ ucs_status_t uct_gaudi_event_arm(uct_gaudi_event_t *event)
     }
 
     pthread_mutex_lock(&event->lock);
-    event->seq   = seq;
-    event->armed = 1;
+    memcpy(event->heads, heads, num_heads * sizeof(*heads));
+    event->num_heads = num_heads;
+    event->armed     = 1;
+    ++event->arm_sn;
     pthread_cond_signal(&event->cond);
     pthread_mutex_unlock(&event->lock);
     return UCS_OK;

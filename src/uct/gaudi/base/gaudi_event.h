@@ -10,9 +10,11 @@
 /*
  * Wake-up of a sleeping worker when a DMA submission ends. The driver has
  * no file descriptor that becomes readable on a CS completion; it has a
- * blocking WAIT_CS. So an armed event hands the sequence number of the
- * oldest submission in flight to a thread that blocks in WAIT_CS for it and
- * then signals an eventfd, which is what UCP polls. The thread is started
+ * blocking WAIT_CS. So an armed event hands the oldest submission of each
+ * direction (the directions end in any order) to a thread that blocks in
+ * WAIT_CS for them in turn and signals an eventfd, which is what UCP polls,
+ * when one ends or outlives its deadline (UCX_GAUDI_DMA_TIMEOUT: progress
+ * then fails the device, as it would for a worker that polls). The thread is started
  * by the first arm that has a submission to wait for (only a worker that
  * sleeps arms), and does nothing but wait: the completion itself is still
  * reaped by the iface's progress.
@@ -32,13 +34,15 @@ typedef struct uct_gaudi_event {
     uct_gaudi_dma_chan_t *chan;     /* whose submissions it waits for */
     pthread_t            thread;
     int                  started;   /* thread runs: first arm that waits */
-    /* guards armed, seq and stop; taken alone (no lock is taken inside it,
-     * the thread's WAIT_CS runs outside it) */
+    /* guards armed, heads, arm_sn and stop; taken alone (the thread's
+     * WAIT_CS runs outside it) */
     pthread_mutex_t      lock;
     pthread_cond_t       cond;
-    int                  armed;     /* seq is to be waited for */
+    int                  armed;     /* heads are to be waited for */
     int                  stop;
-    uint64_t             seq;
+    unsigned             num_heads;
+    uct_gaudi_dma_head_t heads[UCT_GAUDI_DMA_DIR_LAST];
+    uint64_t             arm_sn;    /* which arm the heads are of */
     uint64_t             wakeups;   /* times the fd was signalled */
 } uct_gaudi_event_t;
 
@@ -56,12 +60,12 @@ ucs_status_t uct_gaudi_event_fd(uct_gaudi_event_t *event, int *fd_p);
 
 
 /**
- * Arm for the end of the oldest submission in flight.
+ * Arm for the end of the next submission in flight, in any direction.
  *
- * @return UCS_OK: the fd becomes readable when it ends (or, with nothing in
- *         flight, never: there is nothing to wait for);
- *         UCS_ERR_BUSY: a submission ended already or the fd was signalled
- *         since the last arm: progress first.
+ * @return UCS_OK: the fd becomes readable when one ends or times out (or,
+ *         with nothing in flight, never: there is nothing to wait for);
+ *         UCS_ERR_BUSY: a submission ended or timed out already, or the fd
+ *         was signalled since the last arm: progress first.
  */
 ucs_status_t uct_gaudi_event_arm(uct_gaudi_event_t *event);
 

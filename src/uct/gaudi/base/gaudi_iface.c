@@ -20,6 +20,15 @@
 #include <string.h>
 
 
+/* How often progress retries releases the driver refused (memory a peer
+ * still imports), in seconds */
+#define UCT_GAUDI_IFACE_RETRY_DEFERRED 0.01
+
+/* Copies one operation may batch: its stack and its host mappings grow
+ * with it */
+#define UCT_GAUDI_IFACE_MAX_IOV_LIMIT  256
+
+
 ucs_config_field_t uct_gaudi_iface_config_table[] = {
     {"", "", NULL,
      ucs_offsetof(uct_gaudi_iface_config_t, super),
@@ -117,8 +126,12 @@ void uct_gaudi_iface_query(uct_gaudi_iface_t *iface,
                                       UCT_IFACE_FLAG_PUT_ZCOPY |
                                       UCT_IFACE_FLAG_GET_ZCOPY |
                                       UCT_IFACE_FLAG_PENDING;
-    /* a completion wakes a worker that sleeps (gaudi_event.h) */
+    /* a completion wakes a worker that sleeps (gaudi_event.h). Receive
+     * events never come (nothing is received), but UCP 1.13 takes a
+     * transport for its rendezvous and active-message lanes of a worker
+     * that may sleep only if it has both kinds */
     iface_attr->cap.event_flags     = UCT_IFACE_FLAG_EVENT_SEND_COMP |
+                                      UCT_IFACE_FLAG_EVENT_RECV |
                                       UCT_IFACE_FLAG_EVENT_FD;
     uct_gaudi_iface_set_rma_caps(iface, iface_attr);
     iface_attr->cap.am.opt_zcopy_align = 1;
@@ -176,6 +189,17 @@ static void uct_gaudi_iface_stats_update(uct_gaudi_iface_t *iface)
 #endif
 }
 
+static void uct_gaudi_iface_retry_deferred(uct_gaudi_iface_t *iface)
+{
+    ucs_time_t now = ucs_get_time();
+
+    if (now >= iface->next_retry) {
+        iface->next_retry = now +
+                            ucs_time_from_sec(UCT_GAUDI_IFACE_RETRY_DEFERRED);
+        uct_gaudi_mem_retry_deferred(iface->dev);
+    }
+}
+
 unsigned uct_gaudi_iface_progress(uct_iface_h tl_iface)
 {
     uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
@@ -190,8 +214,13 @@ unsigned uct_gaudi_iface_progress(uct_iface_h tl_iface)
         uct_gaudi_iface_stats_update(iface);
     }
 
-    /* memory freed while a peer imported it, released since */
-    uct_gaudi_mem_retry_deferred(iface->dev);
+    /* memory freed while a peer imported it, released since: asked of the
+     * driver (a FREE per chunk) at most every UCT_GAUDI_IFACE_RETRY_DEFERRED
+     * seconds, not at every progress */
+    if (ucs_unlikely(iface->dev->mem->num_deferred > 0)) {
+        uct_gaudi_iface_retry_deferred(iface);
+    }
+
     return count;
 }
 
@@ -258,13 +287,14 @@ ucs_status_t uct_gaudi_iface_event_arm(uct_iface_h tl_iface, unsigned events)
 /* A bandwidth knob is "auto" or a positive finite bandwidth: UCS's parser
  * also takes inf, nan and negative numbers, which UCP's lane selection
  * cannot use */
-static ucs_status_t uct_gaudi_iface_check_bw(const char *knob, double bw)
+static ucs_status_t uct_gaudi_iface_check_bw(const char *knob_prefix,
+                                             double bw)
 {
     if (isfinite(bw) && (UCS_CONFIG_BW_IS_AUTO(bw) || (bw > 0))) {
         return UCS_OK;
     }
 
-    ucs_error("%s=%g is not a positive finite bandwidth", knob, bw);
+    ucs_error("%sBW=%g is not a positive finite bandwidth", knob_prefix, bw);
     return UCS_ERR_INVALID_PARAM;
 }
 
@@ -329,15 +359,22 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
         return status;
     }
 
-    status = uct_gaudi_iface_check_bw(gaudi_params->bw_knob,
+    status = uct_gaudi_iface_check_bw(gaudi_params->knob_prefix,
                                       config->bandwidth);
     if (status != UCS_OK) {
         return status;
     }
 
-    self->tl_name  = gaudi_params->tl_name;
-    self->dev_name = gaudi_params->dev_name;
-    self->dev      = dev;
+    if (config->max_iov > UCT_GAUDI_IFACE_MAX_IOV_LIMIT) {
+        ucs_error("%sMAX_IOV=%u is more than %u", gaudi_params->knob_prefix,
+                  config->max_iov, UCT_GAUDI_IFACE_MAX_IOV_LIMIT);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    self->tl_name    = gaudi_params->tl_name;
+    self->dev_name   = gaudi_params->dev_name;
+    self->dev        = dev;
+    self->next_retry = 0;
     uct_gaudi_iface_set_config(self, config, gaudi_params);
     ucs_queue_head_init(&self->pending);
     ucs_queue_head_init(&self->flushq);

@@ -85,7 +85,7 @@ typedef struct uct_gaudi_iface_ops {
 typedef struct uct_gaudi_iface_params {
     const char *tl_name;      /* "gaudi_copy": messages, stats */
     const char *dev_name;     /* the one device it serves */
-    const char *bw_knob;      /* "UCX_GAUDI_COPY_BW", for its error */
+    const char *knob_prefix;  /* "UCX_GAUDI_COPY_": errors name knobs */
     double     auto_latency;  /* seconds, for LAT=auto */
     size_t     bounce_size;   /* staging buffer of short operations */
     size_t     op_size;       /* size of its operation, >= uct_gaudi_op_t */
@@ -114,6 +114,7 @@ typedef struct uct_gaudi_iface {
     ucs_queue_head_t        pending;   /* waiting for a free command buffer */
     ucs_queue_head_t        flushq;    /* uct_gaudi_dma_flush_t */
     uct_gaudi_event_t       event;     /* wake-up of a sleeping worker */
+    ucs_time_t              next_retry; /* of deferred memory releases */
     UCS_STATS_NODE_DECLARE(stats)
     struct {
         double              bandwidth; /* bytes/second */

@@ -162,9 +162,8 @@ ucs_status_t uct_gaudi_copy_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
     }
 
     return uct_gaudi_op_post(&op->super, xfers, count,
-                             uct_gaudi_dma_direction(iface->dev, xfers[0].dst,
-                                                     xfers[0].src,
-                                                     xfers[0].length));
+                             uct_gaudi_dma_batch_direction(iface->dev, xfers,
+                                                           count));
 
 err_release:
     uct_gaudi_op_release(&op->super);

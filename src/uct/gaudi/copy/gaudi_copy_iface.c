@@ -143,7 +143,7 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_iface_t, uct_md_h tl_md,
     uct_gaudi_iface_params_t gaudi_params = {
         .tl_name      = "gaudi_copy",
         .dev_name     = md->dev->name,
-        .bw_knob      = "UCX_GAUDI_COPY_BW",
+        .knob_prefix  = "UCX_GAUDI_COPY_",
         .auto_latency = 8e-6,
         .bounce_size  = config->bounce_size,
         /* an iov may need a host mapping at each end */

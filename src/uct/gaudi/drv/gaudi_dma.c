@@ -10,7 +10,7 @@
 
 #include "gaudi_dma.h"
 #include "gaudi_lib.h"
-#include "gaudi_err.h"
+#include "gaudi_health.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_mem.h"
 #include "gaudi_seam.h"
@@ -359,6 +359,25 @@ uct_gaudi_dma_dir_t uct_gaudi_dma_direction(uct_gaudi_dev_t *dev, uint64_t dst,
     return dst_dev ? UCT_GAUDI_DMA_H2D : UCT_GAUDI_DMA_D2H;
 }
 
+uct_gaudi_dma_dir_t
+uct_gaudi_dma_batch_direction(uct_gaudi_dev_t *dev,
+                              const uct_gaudi_dma_xfer_t *xfers,
+                              unsigned count)
+{
+    uct_gaudi_dma_dir_t dir;
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        dir = uct_gaudi_dma_direction(dev, xfers[i].dst, xfers[i].src,
+                                      xfers[i].length);
+        if (dir != UCT_GAUDI_DMA_D2D) {
+            return dir;
+        }
+    }
+
+    return UCT_GAUDI_DMA_D2D;
+}
+
 static unsigned uct_gaudi_dma_batch_pkts(const uct_gaudi_dma_chan_t *chan,
                                          const uct_gaudi_dma_batch_t *batch)
 {
@@ -528,11 +547,12 @@ static ucs_status_t uct_gaudi_dma_post_batch(uct_gaudi_dma_chan_t *chan,
         goto out;
     }
 
-    chan->free_head = desc->next_free;
-    desc->comp      = comp;
-    desc->dir       = dir;
-    desc->length    = uct_gaudi_dma_batch_bytes(batch);
-    desc->deadline  = ucs_get_time() + ucs_time_from_sec(chan->timeout);
+    chan->free_head   = desc->next_free;
+    desc->comp        = comp;
+    desc->dir         = dir;
+    desc->length      = uct_gaudi_dma_batch_bytes(batch);
+    desc->deadline    = ucs_get_time() + ucs_time_from_sec(chan->timeout);
+    desc->wait_failed = 0;
     ucs_queue_push(&chan->queue[dir], &desc->queue);
     ++chan->in_flight;
     ++chan->counters.num_cs;
@@ -561,8 +581,7 @@ ucs_status_t uct_gaudi_dma_chan_post(uct_gaudi_dma_chan_t *chan,
         return UCS_OK;
     }
 
-    dir = uct_gaudi_dma_direction(chan->dev, xfers[0].dst, xfers[0].src,
-                                  xfers[0].length);
+    dir = uct_gaudi_dma_batch_direction(chan->dev, xfers, count);
     return uct_gaudi_dma_post_batch(chan, &batch, dir, comp);
 }
 
@@ -632,6 +651,22 @@ ucs_status_t uct_gaudi_dma_chan_post_dir(uct_gaudi_dma_chan_t *chan,
 
 /* State of one submission: UCS_OK ended, UCS_INPROGRESS still running, or
  * the error it ended with (the device is then failed) */
+/* A submission still running: UCS_INPROGRESS until its deadline */
+static ucs_status_t uct_gaudi_dma_poll_running(uct_gaudi_dma_chan_t *chan,
+                                               uct_gaudi_dma_desc_t *desc)
+{
+    if (ucs_get_time() <= desc->deadline) {
+        return UCS_INPROGRESS;
+    }
+
+    /* the command buffer is still the device's: never reuse it */
+    uct_gaudi_dev_set_failed(chan->dev, "DMA submission %" PRIu64
+                             " did not complete within %.1f s "
+                             "(UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
+                             chan->timeout);
+    return UCS_ERR_TIMED_OUT;
+}
+
 static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,
                                        uct_gaudi_dma_desc_t *desc)
 {
@@ -646,12 +681,23 @@ static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,
     memset(&args, 0, sizeof(args));
     args.in.seq        = desc->seq;
     args.in.timeout_us = 0;  /* poll */
-    status = UCT_GAUDI_FUNC_LOG_ERR(dev, uct_gaudi_ioctl(dev->fd,
-                                                         UCT_GAUDI_IOC_WAIT_CS,
-                                                         &args));
-    if (status != UCS_OK) {
-        /* fatal errnos (reset, removal, timeout) failed the device already */
+    /* a fatal error fails the device, which says so; another is said once
+     * per submission below, not at every poll */
+    status = UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd, UCT_GAUDI_IOC_WAIT_CS,
+                                                 &args),
+                            UCS_LOG_LEVEL_DEBUG);
+    if ((status != UCS_OK) && dev->failed) {
         return status;
+    } else if (status != UCS_OK) {
+        /* the wait failed, not the submission: its command buffer may still
+         * be the device's, so it counts as running until its deadline */
+        if (!desc->wait_failed) {
+            desc->wait_failed = 1;
+            ucs_warn("%s: waiting for DMA submission %" PRIu64 " failed: %s;"
+                     " asked again until its deadline", dev->name, desc->seq,
+                     ucs_status_string(status));
+        }
+        return uct_gaudi_dma_poll_running(chan, desc);
     } else if ((args.out.status == HL_WAIT_CS_STATUS_COMPLETED) &&
                (args.out.flags & HL_WAIT_CS_STATUS_FLAG_GONE)) {
         /*
@@ -681,16 +727,9 @@ static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,
                                  " ended with status %u", desc->seq,
                                  args.out.status);
         return UCS_ERR_IO_ERROR;
-    } else if (ucs_get_time() > desc->deadline) {
-        /* the command buffer is still the device's: never reuse it */
-        uct_gaudi_dev_set_failed(dev, "DMA submission %" PRIu64
-                                 " did not complete within %.1f s "
-                                 "(UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
-                                 chan->timeout);
-        return UCS_ERR_TIMED_OUT;
     }
 
-    return UCS_INPROGRESS;
+    return uct_gaudi_dma_poll_running(chan, desc);
 }
 
 /* Take the ended submissions at the head of @a dir's queue, up to @a max,
@@ -738,27 +777,35 @@ static unsigned uct_gaudi_dma_reap_dir(uct_gaudi_dma_chan_t *chan,
 unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan, unsigned max)
 {
     uct_gaudi_dma_done_t done[UCT_GAUDI_DMA_REAP_BATCH];
-    unsigned dir, i, num_done, count = 0;
+    unsigned dir, n, i, num_done, turn, count = 0;
 
     while ((count < max) && (chan->in_flight > 0)) {
         num_done = 0;
+        turn     = ucs_min(max - count, UCT_GAUDI_DMA_REAP_BATCH);
         pthread_mutex_lock(&chan->lock);
-        for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
+        /* each call starts with the next direction: a direction that keeps
+         * finishing cannot take the whole budget every time */
+        dir            = chan->next_dir;
+        chan->next_dir = (dir + 1) % UCT_GAUDI_DMA_DIR_LAST;
+        for (n = 0; n < UCT_GAUDI_DMA_DIR_LAST; ++n) {
             num_done += uct_gaudi_dma_reap_dir(
                     chan, (uct_gaudi_dma_dir_t)dir, done + num_done,
-                    ucs_min(max - count, UCT_GAUDI_DMA_REAP_BATCH) -
-                    num_done);
+                    turn - num_done);
+            dir       = (dir + 1) % UCT_GAUDI_DMA_DIR_LAST;
         }
+        /* a flush from a completion must wait for the completions after it */
+        __atomic_add_fetch(&chan->completing, num_done, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&chan->lock);
 
         for (i = 0; i < num_done; ++i) {
             if (done[i].comp != NULL) {
                 uct_invoke_completion(done[i].comp, done[i].status);
             }
+            __atomic_sub_fetch(&chan->completing, 1, __ATOMIC_RELEASE);
         }
 
         count += num_done;
-        if (num_done < UCT_GAUDI_DMA_REAP_BATCH) {
+        if (num_done < turn) {
             break;  /* what is left is still running */
         }
     }
@@ -766,28 +813,25 @@ unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan, unsigned max)
     return count;
 }
 
-int uct_gaudi_dma_chan_oldest(uct_gaudi_dma_chan_t *chan, uint64_t *seq_p)
+unsigned uct_gaudi_dma_chan_heads(uct_gaudi_dma_chan_t *chan,
+                                  uct_gaudi_dma_head_t *heads)
 {
     uct_gaudi_dma_desc_t *desc;
-    unsigned dir;
-    int found = 0;
+    unsigned dir, count = 0;
 
     pthread_mutex_lock(&chan->lock);
     for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
-        if (ucs_queue_is_empty(&chan->queue[dir])) {
-            continue;
-        }
-
-        desc = ucs_queue_head_elem_non_empty(&chan->queue[dir],
-                                             uct_gaudi_dma_desc_t, queue);
-        if (!found || (desc->seq < *seq_p)) {
-            *seq_p = desc->seq;
-            found  = 1;
+        if (!ucs_queue_is_empty(&chan->queue[dir])) {
+            desc = ucs_queue_head_elem_non_empty(&chan->queue[dir],
+                                                 uct_gaudi_dma_desc_t, queue);
+            heads[count].seq      = desc->seq;
+            heads[count].deadline = desc->deadline;
+            ++count;
         }
     }
     pthread_mutex_unlock(&chan->lock);
 
-    return found;
+    return count;
 }
 
 ucs_status_t uct_gaudi_dma_wait_seq(uct_gaudi_dev_t *dev, uint64_t seq,
@@ -816,8 +860,23 @@ ucs_status_t uct_gaudi_dma_wait_seq(uct_gaudi_dev_t *dev, uint64_t seq,
                                                          UCS_OK;
 }
 
-static void uct_gaudi_dma_wait_comp(uct_completion_t *self)
+/* A blocking helper's completion. The device's blocking channel is shared
+ * by every thread, so another thread's progress may complete it: the
+ * waiter watches @a done, which the completion sets as its last access,
+ * never the count (uct_invoke_completion still reads the completion after
+ * the count drops to zero, when the waiter may be gone) */
+typedef struct {
+    uct_completion_t super;
+    int              done;
+} uct_gaudi_dma_sync_comp_t;
+
+
+static void uct_gaudi_dma_sync_done(uct_completion_t *self)
 {
+    uct_gaudi_dma_sync_comp_t *comp = ucs_derived_of(self,
+                                                     uct_gaudi_dma_sync_comp_t);
+
+    __atomic_store_n(&comp->done, 1, __ATOMIC_RELEASE);
 }
 
 ucs_status_t uct_gaudi_dma_chan_wait(uct_gaudi_dma_chan_t *chan)
@@ -841,13 +900,14 @@ static ucs_status_t uct_gaudi_dma_sync(uct_gaudi_dev_t *dev,
                                        uct_gaudi_dma_dir_t dir)
 {
     uct_gaudi_dma_chan_t *chan = &dev->dma->sync;
-    uct_completion_t comp      = {uct_gaudi_dma_wait_comp, 1, UCS_OK};
+    uct_gaudi_dma_sync_comp_t comp = {{uct_gaudi_dma_sync_done, 1, UCS_OK},
+                                      0};
     ucs_time_t deadline        = ucs_get_time() +
                                  ucs_time_from_sec(chan->timeout);
     ucs_status_t status;
 
     for (;;) {
-        status = uct_gaudi_dma_post_batch(chan, batch, dir, &comp);
+        status = uct_gaudi_dma_post_batch(chan, batch, dir, &comp.super);
         if (status != UCS_ERR_NO_RESOURCE) {
             break;
         } else if (ucs_get_time() > deadline) {
@@ -863,13 +923,13 @@ static ucs_status_t uct_gaudi_dma_sync(uct_gaudi_dev_t *dev,
         return status;
     }
 
-    while (comp.count > 0) {
+    while (!__atomic_load_n(&comp.done, __ATOMIC_ACQUIRE)) {
         if (uct_gaudi_dma_chan_progress(chan, UINT_MAX) == 0) {
             sched_yield();
         }
     }
 
-    return comp.status;
+    return comp.super.status;
 }
 
 ucs_status_t uct_gaudi_dma_copy(uct_gaudi_dev_t *dev, uint64_t dst,

@@ -16,11 +16,13 @@
  * A channel owns a pool of pre-mapped command buffers, one per submission in
  * flight, so the number in flight is bounded by the pool; a post that finds
  * no free buffer (or gets EAGAIN from the driver) returns
- * UCS_ERR_NO_RESOURCE at once and never retries. Each user of the engine
- * (an iface, the device's synchronous helpers) has its own channel, so a
- * completion is only ever invoked by the progress of the channel's owner.
- * After a reset, abort or timeout the device is failed: every pending
- * completion gets an error status and every later call reports the failure.
+ * UCS_ERR_NO_RESOURCE at once and never retries. Each iface has its own
+ * channel, progressed by its own thread; the device's synchronous helpers
+ * share one channel between every thread of the process, so a completion
+ * may run in another thread than its submitter's (uct_gaudi_dma_sync waits
+ * for a flag its completion sets last, never on its count). After a reset,
+ * abort or timeout the device is failed: every pending completion gets an
+ * error status and every later call reports the failure.
  */
 
 #include "gaudi_device.h"
@@ -64,6 +66,7 @@ typedef struct uct_gaudi_dma_desc {
     void              *cb;        /* CPU address of its command buffer */
     uint64_t          cb_handle;  /* Gaudi2: CB device VA; Gaudi1: handle */
     unsigned          next_free;  /* free list link (index) */
+    int               wait_failed; /* a WAIT_CS for it failed (said once) */
 } uct_gaudi_dma_desc_t;
 
 
@@ -103,6 +106,10 @@ typedef struct uct_gaudi_dma_chan {
     uct_gaudi_dma_desc_t     *descs;
     unsigned                 free_head;   /* first free desc, or num_descs */
     unsigned                 in_flight;
+    unsigned                 completing;  /* reaped, completion not yet run:
+                                             the channel is not idle */
+    unsigned                 next_dir;    /* where the next progress starts
+                                             reaping: no direction starves */
     size_t                   cb_size;     /* bytes per command buffer */
     unsigned                 max_pkts;    /* LIN_DMA packets per CS */
     uint64_t                 max_tsize;   /* bytes per packet (the ASIC's
@@ -216,9 +223,18 @@ ucs_status_t uct_gaudi_dma_chan_post_dir(uct_gaudi_dma_chan_t *chan,
 unsigned uct_gaudi_dma_chan_progress(uct_gaudi_dma_chan_t *chan, unsigned max);
 
 
-/* The sequence number of the oldest submission in flight on @a chan, if
- * there is one (returns 0 if not) */
-int uct_gaudi_dma_chan_oldest(uct_gaudi_dma_chan_t *chan, uint64_t *seq_p);
+/* The oldest submission in flight of one direction */
+typedef struct uct_gaudi_dma_head {
+    uint64_t seq;       /* its CS sequence number */
+    uint64_t deadline;  /* ucs_time_t after which it timed out */
+} uct_gaudi_dma_head_t;
+
+
+/* The oldest submission in flight of each direction of @a chan (they end
+ * in order within a direction, in any order between directions); returns
+ * how many were written to @a heads */
+unsigned uct_gaudi_dma_chan_heads(uct_gaudi_dma_chan_t *chan,
+                                  uct_gaudi_dma_head_t *heads);
 
 
 /**
@@ -238,6 +254,15 @@ uct_gaudi_dma_dir_t uct_gaudi_dma_direction(uct_gaudi_dev_t *dev, uint64_t dst,
                                             uint64_t src, size_t length);
 
 
+/* The queue of a batch: D2D only if every copy is device to device (the
+ * D2D engine reaches this device's memory only); else the PCIe queue of the
+ * first copy that involves host memory, which reaches both */
+uct_gaudi_dma_dir_t
+uct_gaudi_dma_batch_direction(uct_gaudi_dev_t *dev,
+                              const uct_gaudi_dma_xfer_t *xfers,
+                              unsigned count);
+
+
 /* A submission can be posted now (a command buffer is free) */
 static UCS_F_ALWAYS_INLINE int
 uct_gaudi_dma_chan_has_room(const uct_gaudi_dma_chan_t *chan)
@@ -246,11 +271,21 @@ uct_gaudi_dma_chan_has_room(const uct_gaudi_dma_chan_t *chan)
 }
 
 
-/* Nothing in flight on @a chan */
+/* Nothing in flight on @a chan, and every completion has run */
 static UCS_F_ALWAYS_INLINE int
 uct_gaudi_dma_chan_is_idle(const uct_gaudi_dma_chan_t *chan)
 {
-    return chan->in_flight == 0;
+    return (chan->in_flight == 0) && (chan->completing == 0);
+}
+
+
+/* A post may succeed now: a command buffer is free and the driver's queue
+ * did not refuse the last submission (then a request waits in the pending
+ * queue rather than retrying at once) */
+static UCS_F_ALWAYS_INLINE int
+uct_gaudi_dma_chan_can_post(const uct_gaudi_dma_chan_t *chan)
+{
+    return uct_gaudi_dma_chan_has_room(chan) && (chan->full_since == 0);
 }
 
 

@@ -10,10 +10,6 @@
 
 #include "gaudi_err.h"
 
-#include <ucs/sys/string.h>
-#include <stdarg.h>
-#include <stdio.h>
-
 
 ucs_status_t uct_gaudi_err_status(int err)
 {
@@ -64,82 +60,4 @@ ucs_status_t uct_gaudi_err_status(int err)
 int uct_gaudi_err_is_fatal(int err)
 {
     return (err == EIO) || (err == ENODEV) || (err == ETIMEDOUT);
-}
-
-const char *uct_gaudi_err_dev_name(const struct uct_gaudi_dev *dev)
-{
-    return (dev == NULL) ? "gaudi" : dev->name;
-}
-
-ucs_status_t uct_gaudi_err_handle(struct uct_gaudi_dev *dev, const char *call,
-                                  int err)
-{
-    ucs_status_t status = uct_gaudi_err_status(err);
-    char what[64];
-
-    if (dev == NULL) {
-        return status;
-    }
-
-    if (uct_gaudi_err_is_fatal(err)) {
-        uct_gaudi_dev_set_failed(dev, "%s: %s", call, strerror(err));
-    } else if (err == EBUSY) {
-        /* on an owned fd, EBUSY means the device is not operational; asking
-         * is a driver call of its own, which reuses the buffer @a call may
-         * point to */
-        ucs_strncpy_safe(what, call, sizeof(what));
-        if (!uct_gaudi_dev_is_operational(dev)) {
-            uct_gaudi_dev_set_failed(dev, "%s: device is not operational",
-                                     what);
-            status = UCS_ERR_IO_ERROR;
-        }
-    }
-
-    return status;
-}
-
-ucs_status_t uct_gaudi_dev_check(uct_gaudi_dev_t *dev)
-{
-    if (ucs_likely(!dev->failed)) {
-        return UCS_OK;
-    }
-
-    ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
-    return UCS_ERR_IO_ERROR;
-}
-
-void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
-{
-    va_list ap;
-
-    pthread_mutex_lock(&dev->lock);
-    if (dev->failed) {
-        pthread_mutex_unlock(&dev->lock);
-        return;
-    }
-
-    va_start(ap, fmt);
-    vsnprintf(dev->fail_reason, sizeof(dev->fail_reason), fmt, ap);
-    va_end(ap);
-    dev->failed = 1;
-    pthread_mutex_unlock(&dev->lock);
-
-    ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
-}
-
-int uct_gaudi_dev_is_operational(uct_gaudi_dev_t *dev)
-{
-    struct hl_info_device_status dev_status;
-
-    /* no device to fail: this is the question whether to fail it */
-    memset(&dev_status, 0, sizeof(dev_status));
-    if (UCT_GAUDI_FUNC(NULL, uct_gaudi_ioctl_info(dev->fd,
-                                                  HL_INFO_DEVICE_STATUS,
-                                                  &dev_status,
-                                                  sizeof(dev_status)),
-                       UCS_LOG_LEVEL_DEBUG) != UCS_OK) {
-        return 0;
-    }
-
-    return dev_status.status == HL_DEVICE_STATUS_OPERATIONAL;
 }

@@ -9,7 +9,7 @@
 #endif
 
 #include "gaudi_mem.h"
-#include "gaudi_err.h"
+#include "gaudi_health.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_device.h"
 
@@ -116,8 +116,10 @@ ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev)
     ctx->count        = 0;
     ctx->num_chunks   = 0;
     ctx->num_deferred = 0;
-    ctx->free_cb      = NULL;
-    ctx->free_arg     = NULL;
+    ctx->free_cb       = NULL;
+    ctx->free_arg      = NULL;
+    ctx->free_cb_users = 0;
+    pthread_cond_init(&ctx->free_cb_idle, NULL);
     ucs_list_head_init(&ctx->chunks);
     ucs_list_head_init(&ctx->deferred);
     if (uct_gaudi_mem_is_gaudi1(dev)) {
@@ -137,6 +139,7 @@ ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev)
     return UCS_OK;
 
 err_pgtable:
+    pthread_cond_destroy(&ctx->free_cb_idle);
     pthread_mutex_destroy(&ctx->lock);
     ucs_pgtable_cleanup(&ctx->allocs);
     return status;
@@ -396,6 +399,35 @@ static ucs_status_t uct_gaudi_mem_chunk_release(uct_gaudi_dev_t *dev,
     return uct_gaudi_mem_free_handle(dev, chunk->handle, log_level);
 }
 
+/* Tell the free callback's owner (gaudi_ipc) that an exported range goes:
+ * the callback is taken under the lock and called outside it, and its
+ * owner cannot clear it (and go) while the call runs */
+static void uct_gaudi_mem_call_free_cb(uct_gaudi_dev_t *dev, uint64_t dva,
+                                       size_t length)
+{
+    uct_gaudi_mem_ctx_t *ctx = dev->mem;
+    uct_gaudi_mem_free_cb_t cb;
+    void *arg;
+
+    pthread_mutex_lock(&ctx->lock);
+    cb  = ctx->free_cb;
+    arg = ctx->free_arg;
+    ctx->free_cb_users += (cb != NULL);
+    pthread_mutex_unlock(&ctx->lock);
+
+    if (cb == NULL) {
+        return;
+    }
+
+    cb(arg, dva, length);
+
+    pthread_mutex_lock(&ctx->lock);
+    if (--ctx->free_cb_users == 0) {
+        pthread_cond_broadcast(&ctx->free_cb_idle);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+}
+
 /* Release a chunk with no live allocation, or keep it to retry later */
 static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
                                      uct_gaudi_chunk_t *chunk)
@@ -403,8 +435,8 @@ static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
     int exported = chunk->exported || (chunk->num_held > 0);
     ucs_status_t status;
 
-    if (chunk->exported && (dev->mem->free_cb != NULL)) {
-        dev->mem->free_cb(dev->mem->free_arg, chunk->dva, chunk->length);
+    if (chunk->exported) {
+        uct_gaudi_mem_call_free_cb(dev, chunk->dva, chunk->length);
     }
 
     /* an exported chunk may still be imported by a peer: the driver then
@@ -488,6 +520,10 @@ void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
                                uct_gaudi_mem_free_cb_t cb, void *arg)
 {
     pthread_mutex_lock(&dev->mem->lock);
+    while (dev->mem->free_cb_users > 0) {
+        pthread_cond_wait(&dev->mem->free_cb_idle, &dev->mem->lock);
+    }
+
     dev->mem->free_cb  = cb;
     dev->mem->free_arg = arg;
     pthread_mutex_unlock(&dev->mem->lock);
@@ -543,8 +579,8 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
     exported = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t)->exported;
     pthread_mutex_unlock(&dev->mem->lock);
 
-    if (exported && (dev->mem->free_cb != NULL)) {
-        dev->mem->free_cb(dev->mem->free_arg, mem->dva, mem->length);
+    if (exported) {
+        uct_gaudi_mem_call_free_cb(dev, mem->dva, mem->length);
     }
 
     region = uct_gaudi_mem_untrack(dev, mem->dva);
@@ -729,5 +765,6 @@ void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev)
     }
     ucs_pgtable_cleanup(&ctx->allocs);
     uct_gaudi_pool_cleanup(&ctx->pool);
+    pthread_cond_destroy(&ctx->free_cb_idle);
     pthread_mutex_destroy(&ctx->lock);
 }

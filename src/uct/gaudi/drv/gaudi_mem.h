@@ -74,6 +74,9 @@ typedef struct uct_gaudi_mem_ctx {
     unsigned                 num_deferred;
     uct_gaudi_mem_free_cb_t  free_cb;   /* exported allocation freed */
     void                     *free_arg;
+    unsigned                 free_cb_users; /* calls of free_cb running:
+                                               its owner may not go */
+    pthread_cond_t           free_cb_idle;  /* free_cb_users dropped to 0 */
 } uct_gaudi_mem_ctx_t;
 
 
@@ -104,7 +107,9 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
 ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem);
 
 
-/* Set (or with NULL clear) the callback of exported allocations' frees */
+/* Set (or with NULL clear) the callback of exported allocations' frees;
+ * waits for the calls of the previous one that are running (so its owner
+ * may go once this returns) */
 void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
                                uct_gaudi_mem_free_cb_t cb, void *arg);
 

@@ -11,7 +11,7 @@
 #include "gaudi_own.h"
 #include "gaudi_dma.h"
 #include "gaudi_lib.h"
-#include "gaudi_err.h"
+#include "gaudi_health.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_mem.h"
 #include "gaudi_seam.h"
@@ -44,8 +44,9 @@ typedef struct {
 
 /* The one device a process owns, with its memory and DMA state */
 static struct {
-    /* guards dev (open, refcount, release) and last_failure; outermost lock:
-     * the device's memory, DMA and health locks are taken inside it */
+    /* guards dev (open, refcount, release) and last_failure; taken inside
+     * the gaudi_ipc singleton and buffer table locks, and the device's
+     * memory, DMA and health locks are taken inside it */
     pthread_mutex_t     lock;
     uct_gaudi_dev_t     dev;
     uct_gaudi_mem_ctx_t mem;

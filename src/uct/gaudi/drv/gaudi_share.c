@@ -9,7 +9,7 @@
 #endif
 
 #include "gaudi_share.h"
-#include "gaudi_err.h"
+#include "gaudi_health.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_mem.h"
 #include "gaudi_device.h"

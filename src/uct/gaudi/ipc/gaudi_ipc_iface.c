@@ -169,7 +169,7 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_iface_t, uct_md_h tl_md,
     uct_gaudi_iface_params_t gaudi_params = {
         .tl_name      = "gaudi_ipc",
         .dev_name     = UCT_GAUDI_IPC_DEV_NAME,
-        .bw_knob      = "UCX_GAUDI_IPC_BW",
+        .knob_prefix  = "UCX_GAUDI_IPC_",
         .auto_latency = 10e-6,
         .bounce_size  = config->max_bcopy,
         .op_size      = sizeof(uct_gaudi_ipc_op_t)
