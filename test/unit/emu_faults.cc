@@ -213,6 +213,39 @@ TEST_F(emu_faults, cs_abort) {
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
 }
 
+/* The driver answers WAIT_CS (or CS) with EIO, ENODEV or ETIMEDOUT only
+ * when the device was reset, removed or timed out: an injected one stops
+ * the engines too, so the CS queued behind it never writes the host
+ * memory the caller gives up on when told the device failed */
+TEST_F(emu_faults, injected_fatal_wait_halts_the_device) {
+    m_cfg.faults  = "fail:wait_cs:1:EIO";
+    m_cfg.latency = 0.2;
+    open_ok();
+
+    void *host = NULL;
+    uint64_t host_va, seq;
+    ASSERT_EQ(0, posix_memalign(&host, 4096, 4096));
+    memset(host, 0x5a, 4096);
+    ASSERT_EQ(0, map_host(m_fd, host, 4096, &host_va));
+    uint64_t dev = dev_buffer(4096);
+    /* device memory (zeros) to the host buffer, 0.2 s of modelled time */
+    ASSERT_EQ(0, dma(dev, host_va, 4096, &seq));
+    struct hl_wait_cs_out out;
+    EXPECT_EQ(EIO, wait(seq, 0, &out));
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_NEEDS_RESET, dev_status(m_fd));
+
+    usleep(500000);   /* past the CS's modelled time and the worker's grace */
+    for (unsigned i = 0; i < 4096; ++i) {
+        ASSERT_EQ(0x5a, ((uint8_t*)host)[i]) << i;
+    }
+    EXPECT_EQ(EBUSY, wait(seq, 0, &out));
+
+    EXPECT_EQ(0, m_ops->close(m_fd));
+    m_fd = -1;
+    EXPECT_EQ("Operational\n", sysfs_status(0));
+    free(host);
+}
+
 TEST_F(emu_faults, reset_aborts_in_flight) {
     /* ioctl #1 is the CB MAP of open_ok(), #2 the CS, #3 resets */
     m_cfg.faults  = "reset:3";

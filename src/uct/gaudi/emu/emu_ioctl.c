@@ -78,6 +78,13 @@ static int emu_ioctl_invalid(void)
     return -ENOTTY;
 }
 
+/* Whether an injected @a err on @a ioc stands for a device that stopped */
+static int emu_ioctl_fault_halts(uct_gaudi_ioc_t ioc, int err)
+{
+    return ((ioc == UCT_GAUDI_IOC_CS) || (ioc == UCT_GAUDI_IOC_WAIT_CS)) &&
+           ((err == EIO) || (err == ENODEV) || (err == ETIMEDOUT));
+}
+
 static int emu_ioctl_ctx(emu_ctx_t *ctx, unsigned long request, void *arg)
 {
     size_t size = _IOC_SIZE(request);
@@ -102,6 +109,14 @@ static int emu_ioctl_ctx(emu_ctx_t *ctx, unsigned long request, void *arg)
         memcpy(&args, arg, size);
         ret = emu_ioctl_dispatch(ctx, ioc, &args);
         memcpy(arg, &args, size);
+    } else if (emu_ioctl_fault_halts(ioc, -ret)) {
+        /* the driver answers CS or WAIT_CS with these only when the device
+         * was reset, removed or timed out: its engines no longer run this
+         * context's CSs, so neither do ours (a CS that moved data after
+         * the caller was told the device failed would write memory the
+         * caller has given up) */
+        emu_dev_fail(ctx->sdev, HL_DEVICE_STATUS_NEEDS_RESET);
+        emu_exec_notify(ctx->dev, HL_NOTIFIER_EVENT_DEVICE_RESET);
     }
 
     if (emu_fault_reset_due()) {
