@@ -5,6 +5,8 @@
 #                                   job need (contrib/setup.sh)
 #   contrib/install-deps.sh test    what the test programs and the test
 #                                   command's suites need besides (test.sh)
+#   contrib/install-deps.sh valgrind  what the valgrind run needs besides
+#                                   (valgrind.sh; UCX_GAUDI_VALGRIND=1 test.sh)
 #
 # Nothing else is installed: a header the build can reach comes from one of
 # these packages, or from UCX itself.
@@ -21,8 +23,12 @@ test)
     # the MPI e2e test (pml ucx over our UCX); iproute2 for the tests in
     # network namespaces
     pkgs="libgtest-dev openmpi-bin libopenmpi-dev iproute2" ;;
+valgrind)
+    # memcheck, and its headers (valgrind/memcheck.h) for UCX's
+    # --with-valgrind build of the valgrind run (docs/sanitizers.md)
+    pkgs="valgrind" ;;
 *)
-    echo "usage: install-deps.sh build|test" >&2; exit 2 ;;
+    echo "usage: install-deps.sh build|test|valgrind" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -5,26 +5,39 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-# UCX_GAUDI_SANITIZE=1: then contrib/sanitize.sh too (docs/sanitizers.md).
+# UCX_GAUDI_SANITIZE=1: then contrib/sanitize.sh too; UCX_GAUDI_VALGRIND=1:
+# then contrib/valgrind.sh too (docs/sanitizers.md). Both may be set.
 # Unset: UCX warns about any UCX_* variable it does not know
 sanitize=${UCX_GAUDI_SANITIZE:-0}
-unset UCX_GAUDI_SANITIZE
+valgrind=${UCX_GAUDI_VALGRIND:-0}
+unset UCX_GAUDI_SANITIZE UCX_GAUDI_VALGRIND
 "$top/contrib/setup.sh"
 "$top/contrib/install-deps.sh" test
+[ "$valgrind" != 1 ] || "$top/contrib/install-deps.sh" valgrind
 cd "$top"
 echo "test: building our test programs"
 make --no-print-directory -s build-tests
 eval "$(make --no-print-directory -s print-test-env)"
-[ "$sanitize" = 1 ] || exec "$top/test/run-tests.sh"
+[ "$sanitize" = 1 ] || [ "$valgrind" = 1 ] || exec "$top/test/run-tests.sh"
 
-# the normal suites, then the sanitizer build and suites, in one count
+# the normal suites, then the sanitizer and/or valgrind runs, in one count
 out=$(mktemp -d /tmp/ucx-gaudi-test-sh.XXXXXX)
+parts="normal"
 "$top/test/run-tests.sh" | tee "$out/normal" || true
-t0=$SECONDS
-"$top/contrib/sanitize.sh" 2>&1 | tee "$out/sanitize" || true
-echo "test: sanitizer build and suites took $((SECONDS - t0)) s"
+if [ "$sanitize" = 1 ]; then
+    t0=$SECONDS
+    "$top/contrib/sanitize.sh" 2>&1 | tee "$out/sanitize" || true
+    echo "test: sanitizer build and suites took $((SECONDS - t0)) s"
+    parts="$parts sanitize"
+fi
+if [ "$valgrind" = 1 ]; then
+    t0=$SECONDS
+    "$top/contrib/valgrind.sh" 2>&1 | tee "$out/valgrind" || true
+    echo "test: valgrind build and suites took $((SECONDS - t0)) s"
+    parts="$parts valgrind"
+fi
 passed=0 failed=0
-for part in normal sanitize; do
+for part in $parts; do
     line=$(tail -n 1 "$out/$part")
     if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
         passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2]))

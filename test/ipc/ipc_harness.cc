@@ -94,18 +94,37 @@ static std::vector<char*> c_strings(std::vector<std::string> &strings)
     return out;
 }
 
+/*
+ * What the children exec: "/proc/self/exe", this very binary even if its file
+ * was replaced meanwhile; but under a dynamic binary translator (valgrind)
+ * that is the translator's own static executable, while readlink() of it is
+ * faked to give our file: exec that file, by its path, then.
+ */
+static const char *exec_path(const char *exe)
+{
+    struct stat self, file;
+
+    if ((stat("/proc/self/exe", &self) == 0) && (stat(exe, &file) == 0) &&
+        ((self.st_dev != file.st_dev) || (self.st_ino != file.st_ino))) {
+        return exe;
+    }
+    return "/proc/self/exe";
+}
+
 void mp_test::spawn(const run_spec &spec, unsigned index, int chan_fd,
                     child &c)
 {
     std::vector<std::string> args, env_set, env;
     std::vector<char*> argv, envp;
     char exe[PATH_MAX];
+    const char *path;
     ssize_t len;
     int log_fd;
 
     len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     ASSERT_GT(len, 0) << strerror(errno);
     exe[len] = '\0';
+    path = exec_path(exe);
 
     args = {exe, ROLE_ARG, spec.scenario, "--index", std::to_string(index),
             "--fd", std::to_string(CHANNEL_FD)};
@@ -135,10 +154,8 @@ void mp_test::spawn(const run_spec &spec, unsigned index, int chan_fd,
             (dup2(log_fd, 2) < 0)) {
             _exit(126);
         }
-        /* this very binary, even if its file was replaced meanwhile */
-        execve("/proc/self/exe", argv.data(), envp.data());
-        dprintf(1, "execve(/proc/self/exe = %s): %s\n", exe,
-                strerror(errno));
+        execve(path, argv.data(), envp.data());
+        dprintf(1, "execve(%s = %s): %s\n", path, exe, strerror(errno));
         _exit(127);
     }
 
