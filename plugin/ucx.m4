@@ -13,17 +13,19 @@
 # makes one: build/src/ucx-1.22.0, installed into build/install-1.22.
 #
 # What the plugin compiles against is decided here by feature checks on DIR's
-# headers, one per API difference the sources have to follow; they go to
+# headers, one per API difference the sources have to follow (and two on
+# UCP's sources, for what UCP expects of a copy transport); they go to
 # plugin/ucx_gaudi_features.h as UCX_GAUDI_HAVE_* = 0 or 1, which the
-# compatibility header of the sources reads (no UCX version numbers in the
-# sources). Without --with-ucx nothing is checked, every value is 0 and the
-# header is not used: the in-tree build is always the patched UCX 1.13.1
-# (contrib/graft-ucx.sh checks).
+# compatibility header of the sources (src/uct/gaudi/gaudi_ucx_compat.h)
+# reads: no UCX version numbers in the sources. Without --with-ucx nothing
+# is checked and the header is not used: the in-tree build is always the
+# patched UCX 1.13.1 (contrib/graft-ucx.sh checks), whose values the
+# compatibility header states itself.
 #
 # Sets: ucx_plugin (yes/no), UCX_PLUGIN_SRC, UCX_PLUGIN_PREFIX,
-# UCX_PLUGIN_VERSION, UCX_PLUGIN_INCLUDES, UCX_PLUGIN_LIBS_PATH,
-# UCX_GAUDI_COPY_TL (the gaudi_cpy transport's name), AM_CONDITIONAL
-# UCX_PLUGIN.
+# UCX_PLUGIN_VERSION, UCX_PLUGIN_CFLAGS (the tree's BASE_CFLAGS, with which
+# UCX compiles its modules), UCX_GAUDI_COPY_TL (the gaudi_cpy transport's
+# name), AM_CONDITIONAL UCX_PLUGIN.
 #
 
 # UCX_GAUDI_FEATURE(NAME, DESCRIPTION, PROLOGUE, BODY)
@@ -37,6 +39,20 @@ AC_DEFUN([UCX_GAUDI_FEATURE], [
                              [UCX_GAUDI_HAVE_$1=1], [UCX_GAUDI_HAVE_$1=0])
            AS_IF([test "$UCX_GAUDI_HAVE_$1" = 1], [AC_MSG_RESULT([yes])],
                  [AC_MSG_RESULT([no])])],
+          [UCX_GAUDI_HAVE_$1=0])
+    AC_SUBST([UCX_GAUDI_HAVE_$1])
+])
+
+# UCX_GAUDI_UCP_SOURCE(NAME, DESCRIPTION, FILE, TEXT)
+# For what UCP expects of a transport, which no header shows: whether FILE
+# of the UCX tree (the plugin builds against the tree anyway) has TEXT (a
+# grep pattern); UCX_GAUDI_HAVE_NAME is 1 if it does.
+AC_DEFUN([UCX_GAUDI_UCP_SOURCE], [
+    AS_IF([test "x$ucx_plugin" = "xyes"],
+          [AC_MSG_CHECKING([UCX: $2])
+           AS_IF([grep -q -e '$4' "$UCX_PLUGIN_SRC/$3" 2>/dev/null],
+                 [UCX_GAUDI_HAVE_$1=1; AC_MSG_RESULT([yes])],
+                 [UCX_GAUDI_HAVE_$1=0; AC_MSG_RESULT([no])])],
           [UCX_GAUDI_HAVE_$1=0])
     AC_SUBST([UCX_GAUDI_HAVE_$1])
 ])
@@ -118,16 +134,17 @@ AS_IF([test "x$with_ucx" != "xno"], [
              Configure the tree as the installed UCX was
              ($UCX_PLUGIN_PREFIX/bin/ucx_info -b | grep UCX_CONFIGURE_FLAGS)])])
 
-    dnl Our headers first: the 1.22 tree has its own src/uct/gaudi/base/
-    dnl gaudi_base.h (upstream's gaudi_gdr module), ours must win
-    UCX_PLUGIN_INCLUDES="-DHAVE_CONFIG_H -I\$(top_srcdir)/src -I$UCX_PLUGIN_SRC -I$UCX_PLUGIN_SRC/src"
-    UCX_PLUGIN_LIBS_PATH="-L$UCX_PLUGIN_PREFIX/lib -Wl,-rpath,$UCX_PLUGIN_PREFIX/lib"
+    dnl the plugin compiles with the flags UCX compiles its own modules with
+    UCX_PLUGIN_CFLAGS=$(sed -n 's/^BASE_CFLAGS = //p' \
+                        "$UCX_PLUGIN_SRC/src/uct/Makefile" 2>/dev/null)
+    AS_IF([test -n "$UCX_PLUGIN_CFLAGS"], [],
+          [AC_MSG_ERROR([no BASE_CFLAGS in $with_ucx/src/uct/Makefile: is
+                         the tree configured?])])
 ])
 AC_SUBST([UCX_PLUGIN_SRC])
 AC_SUBST([UCX_PLUGIN_PREFIX])
 AC_SUBST([UCX_PLUGIN_VERSION])
-AC_SUBST([UCX_PLUGIN_INCLUDES])
-AC_SUBST([UCX_PLUGIN_LIBS_PATH])
+AC_SUBST([UCX_PLUGIN_CFLAGS])
 AM_CONDITIONAL([UCX_PLUGIN], [test "x$ucx_plugin" = "xyes"])
 
 dnl ---- feature checks: each is one API difference the sources follow ----
@@ -141,11 +158,17 @@ AC_LANG_PUSH([C])
 UCX_GAUDI_FEATURE([MEMORY_TYPE_GAUDI], [UCS_MEMORY_TYPE_GAUDI],
     [#include <ucs/memory/memory_type.h>],
     [return UCS_MEMORY_TYPE_GAUDI;])
+AS_IF([test "x$ucx_plugin" = "xyes" && test "$UCX_GAUDI_HAVE_MEMORY_TYPE_GAUDI" = 0],
+      [AC_MSG_ERROR([the UCX in $with_ucx has no UCS_MEMORY_TYPE_GAUDI: UCP
+                     would not know Gaudi memory])])
 
 dnl memory domain
 UCX_GAUDI_FEATURE([MD_QUERY_V2], [md query fills uct_md_attr_v2_t], UCX_GAUDI_MD_H
-    [static ucs_status_t q(uct_md_h md, uct_md_attr_v2_t *a) { return UCS_OK; }],
+    [static ucs_status_t q(uct_md_h md, uct_md_attr_v2_t *a)
+     { uct_md_base_md_query(a); return UCS_OK; }],
     [uct_md_ops_t ops = {.query = q}; (void)ops;])
+UCX_GAUDI_FEATURE([MD_CACHE_MEM_TYPES], [UCP caches registrations of the memory types an MD lists (cache_mem_types)], UCX_GAUDI_MD_H,
+    [uct_md_attr_v2_t a; a.cache_mem_types = 0; (void)a;])
 UCX_GAUDI_FEATURE([MD_MEM_REG_PARAMS], [mem_reg takes uct_md_mem_reg_params_t], UCX_GAUDI_MD_H
     [static ucs_status_t r(uct_md_h md, void *a, size_t l,
                            const uct_md_mem_reg_params_t *p, uct_mem_h *m)
@@ -172,10 +195,6 @@ UCX_GAUDI_FEATURE([MD_MEM_ELEM_PACK], [uct_md_ops_t.mem_elem_pack], UCX_GAUDI_MD
     [uct_md_ops_t ops = {.mem_elem_pack = NULL}; (void)ops;])
 UCX_GAUDI_FEATURE([MD_IS_SOCKADDR_ACCESSIBLE], [uct_md_ops_t.is_sockaddr_accessible], UCX_GAUDI_MD_H,
     [uct_md_ops_t ops = {.is_sockaddr_accessible = NULL}; (void)ops;])
-UCX_GAUDI_FEATURE([MD_FLAG_MEMTYPE_COPY], [UCT_MD_FLAG_MEMTYPE_COPY], UCX_GAUDI_MD_H,
-    [return UCT_MD_FLAG_MEMTYPE_COPY;])
-UCX_GAUDI_FEATURE([MD_BASE_MD_QUERY], [uct_md_base_md_query()], UCX_GAUDI_MD_H,
-    [uct_md_base_md_query(NULL);])
 
 dnl component
 UCX_GAUDI_FEATURE([RKEY_UNPACK_PARAMS], [rkey_unpack takes uct_rkey_unpack_params_t], UCX_GAUDI_MD_H
@@ -199,10 +218,6 @@ UCX_GAUDI_FEATURE([EP_GET_DEVICE_EP], [internal op ep_get_device_ep], UCX_GAUDI_
     [uct_iface_internal_ops_t o = {.ep_get_device_ep = NULL}; (void)o;])
 UCX_GAUDI_FEATURE([EP_PUT_SGL_ZCOPY], [internal op ep_put_sgl_zcopy], UCX_GAUDI_IFACE_H,
     [uct_iface_internal_ops_t o = {.ep_put_sgl_zcopy = NULL}; (void)o;])
-UCX_GAUDI_FEATURE([EP_INVALIDATE_PARAMS], [ep_invalidate takes uct_ep_invalidate_params_t], UCX_GAUDI_IFACE_H
-    [static ucs_status_t i(uct_ep_h ep, const uct_ep_invalidate_params_t *p)
-     { return UCS_OK; }],
-    [uct_iface_internal_ops_t o = {.ep_invalidate = i}; (void)o;])
 UCX_GAUDI_FEATURE([PERF_ATTR_PATH_BANDWIDTH], [uct_perf_attr_t.path_bandwidth], UCX_GAUDI_IFACE_H,
     [uct_perf_attr_t a; a.path_bandwidth.shared = 0; (void)a;])
 UCX_GAUDI_FEATURE([PERF_ATTR_FLAGS], [uct_perf_attr_t.flags], UCX_GAUDI_IFACE_H,
@@ -234,6 +249,9 @@ UCX_GAUDI_FEATURE([MEMTYPE_CACHE_MEM_FLAGS], [ucs_memtype_cache_update() takes m
     [#include <ucs/memory/memtype_cache.h>],
     [ucs_memtype_cache_update(NULL, 0, UCS_MEMORY_TYPE_HOST,
                               UCS_SYS_DEVICE_ID_UNKNOWN, 0);])
+UCX_GAUDI_FEATURE([UCS_PTR_ARITH_H], [ucs_align_up() in ucs/sys/ptr_arith.h],
+    [#include <ucs/sys/ptr_arith.h>],
+    [return ucs_align_up(3, 4);])
 UCX_GAUDI_FEATURE([TOPO_NAME_PRIORITY], [ucs_topo_sys_device_set_name() takes a priority],
     [#include <ucs/sys/topo/base/topo.h>],
     [return ucs_topo_sys_device_set_name(0, "", 0);])
@@ -244,6 +262,22 @@ UCX_GAUDI_FEATURE([CONFIG_FILL_OPTS_ENTRY], [ucs_config_parser_fill_opts() takes
     [#include <ucs/config/parser.h>],
     [return ucs_config_parser_fill_opts(NULL,
                 (ucs_config_global_list_entry_t*)NULL, "", 0);])
+UCX_GAUDI_FEATURE([CONFIG_SET_VALUE_PREFIX], [ucs_config_parser_set_value() takes a table prefix],
+    [#include <ucs/config/parser.h>],
+    [return ucs_config_parser_set_value(NULL, NULL, NULL, "", "");])
+
+dnl ---- what UCP of that UCX expects of a memory-type copy transport ----
+dnl Semantics no header shows: read from UCP's sources in the tree
+dnl (UCX_GAUDI_UCP_SOURCE).
+dnl protocols v2 by default: they stage memory-type copies with zero-copy
+dnl RMA on the memtype endpoint, with no pending path for NO_RESOURCE
+UCX_GAUDI_UCP_SOURCE([UCP_PROTO_V2_DEFAULT],
+    [UCP protocols v2 are the default],
+    [src/ucp/core/ucp_context.c], [{"PROTO_ENABLE", "y"])
+dnl lanes kept per memory-type pair only if estimate_perf accepts the pair
+UCX_GAUDI_UCP_SOURCE([UCP_PERF_MEM_TYPE_CHECK],
+    [UCP asks estimate_perf whether a lane moves a memory-type pair],
+    [src/ucp/proto/proto_common.c], [ucp_proto_common_find_lanes_check_mem_type])
 
 dnl a transport name is a char[UCT_TL_NAME_MAX] including its NUL
 AS_IF([test "x$ucx_plugin" = "xyes"],
