@@ -22,7 +22,8 @@
 #     emulated DMA runs in the submitting thread, like cma's copy)
 #   UCP ucp_put_bw, tag_bw -m gaudi,gaudi 4 MiB  / plain memcpy bandwidth
 #   UCP tag_lat -m gaudi,gaudi 8 B               / host tag_lat 8 B (posix)
-#     (UCX_TLS=gaudi_copy,gaudi_ipc,posix,self; host: UCX_TLS=posix,self)
+#     (UCX_TLS=gaudi_copy,gaudi_ipc,posix,self; host: UCX_TLS=posix,self;
+#     gaudi_cpy for gaudi_copy in the plugin build of UCX 1.22)
 #
 # and, as root, between two emulated nodes in two network namespaces
 # joined by a veth pair (bench/netns.bash; skipped with a message if that
@@ -30,13 +31,28 @@
 #
 #   UCP tag_bw -m gaudi,gaudi 4 MiB              / host tag_bw 4 MiB
 #
-# Environment: PREFIX (UCX + gaudi install, default build/install), REPS
-# (runs of each two-process figure, default 5).
+# Environment: BENCH_BUILD, the build to measure: "in-tree" (default: UCX
+# 1.13.1 + gaudi installed in PREFIX, default build/install) or "plugin"
+# (UCX 1.22 installed in PREFIX, default build/install-1.22, with the
+# plugin's libraries from GAUDI_LIBDIR, default
+# build/install-plugin-1.22/lib/ucx: contrib/build-plugin.sh); REPS (runs
+# of each two-process figure, default 5).
 # usage: bench/run.sh [ITERATIONS]
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-PREFIX=${PREFIX:-$top/build/install}
+case "${BENCH_BUILD:-in-tree}" in
+in-tree)
+    PREFIX=${PREFIX:-$top/build/install}
+    GAUDI_LIBDIR=${GAUDI_LIBDIR:-$PREFIX/lib/ucx} ;;
+plugin)
+    PREFIX=${PREFIX:-$top/build/install-1.22}
+    GAUDI_LIBDIR=${GAUDI_LIBDIR:-$top/build/install-plugin-1.22/lib/ucx}
+    # UCX loads the plugin from there (it is not in its own module dir)
+    export UCX_PLUGIN_PATH=$GAUDI_LIBDIR ;;
+*)
+    echo "bench: BENCH_BUILD is in-tree or plugin" >&2; exit 2 ;;
+esac
 iters=${1:-200}
 reps=${REPS:-5}
 size=$((4 << 20))
@@ -54,7 +70,13 @@ cc -O2 -Wall -Werror -I"$PREFIX/include" -o "$work/reg_cost" \
     "$top/bench/reg_cost.c" -L"$PREFIX/lib" -luct -lucs \
     -Wl,-rpath,"$PREFIX/lib"
 cc -O2 -Wall -Werror -I"$top/src" -o "$work/cs_rtt" "$top/bench/cs_rtt.c" \
-    -L"$PREFIX/lib/ucx" -lgaudi_emu -Wl,-rpath,"$PREFIX/lib/ucx"
+    -L"$GAUDI_LIBDIR" -l:libgaudi_emu.so.0 -Wl,-rpath,"$GAUDI_LIBDIR"
+
+# the copy transport's name in this build (gaudi_copy; gaudi_cpy where
+# UCX's transport names are shorter): the transport of the gaudi_cpy MD
+copy_tl=$("$PREFIX/bin/ucx_info" -d | awk '/Memory domain: gaudi_cpy$/ { f = 1 }
+                                           f && /Transport:/ { print $3; exit }')
+[ -n "$copy_tl" ] || { echo "bench: ucx_info -d lists no gaudi_cpy" >&2; exit 1; }
 
 # perftest TEST DEVICE ARGS...: the "Final:" row of a loopback UCT test,
 # as "avg_latency_usec bandwidth_MBps" (the "overall" columns: the
@@ -110,16 +132,16 @@ stats2() {
 
 memcpy_bw=$("$work/memcpy_bw" "$size" "$iters")
 [ -n "$memcpy_bw" ] || exit 1
-read -r _ h2d_bw < <(perftest gaudi_copy gaudi0 -t put_bw -D zcopy \
+read -r _ h2d_bw < <(perftest "$copy_tl" gaudi0 -t put_bw -D zcopy \
                      -m host,gaudi -s "$size" -n "$iters")
-read -r _ d2h_bw < <(perftest gaudi_copy gaudi0 -t get -D zcopy \
+read -r _ d2h_bw < <(perftest "$copy_tl" gaudi0 -t get -D zcopy \
                      -m host,gaudi -s "$size" -n "$iters")
 # put_short 8 B and the same two ioctls with nothing around them (same
 # emulator settings), interleaved $reps times: the best of each (both are
 # one process on one CPU; other load on the machine only adds to them)
 best() { sort -g | head -n 1; }
 for ((i = 0; i < reps; ++i)); do
-    perftest gaudi_copy gaudi0 -t put_bw -D short -m host,gaudi -s 8 \
+    perftest "$copy_tl" gaudi0 -t put_bw -D short -m host,gaudi -s 8 \
         -n 20000 | awk '{ print $1 }' >> "$work/short_lat"
     "$work/cs_rtt" "$work/emu_rtt" 20000 >> "$work/cs_rtt.out"
 done
@@ -144,12 +166,21 @@ read -r ipc_inl_min ipc_inl_bw ipc_inl_max < <(stats2 2 \
     -D zcopy -m gaudi,gaudi -s "$size" -n "$iters")
 read -r cma_min cma_bw cma_max < <(stats2 2 -- -x cma \
     -d "${cma_dev:-memory}" -t put_bw -D zcopy -s "$size" -n "$iters")
-# UCP's debug log lists each endpoint's lanes: did gaudi_ipc get one?
+# Did gaudi_ipc get a lane? UCP 1.13.1's debug log lists each endpoint's
+# lanes; newer UCX's info line of an endpoint configuration does ("cfg#N
+# tag(...) rma(...)"), and its debug log deadlocks on emulated devices
+# (test/e2e/ipc_perftest.sh)
+if [ "${BENCH_BUILD:-in-tree}" = in-tree ]; then
+    lane_log=debug lane_re='lane\[[0-9]*\]:.*gaudi_ipc/'
+else
+    lane_log=info lane_re='cfg#[0-9]+ .*gaudi_ipc/'
+fi
 ipc_lane() {
-    grep -q 'lane\[[0-9]*\]:.*gaudi_ipc/' "$work/out2.client" &&
+    grep -qE "$lane_re" "$work/out2.client" &&
         echo "gaudi_ipc lane" || echo "NO gaudi_ipc lane: staged"
 }
-ucp_env=("UCX_TLS=gaudi_copy,gaudi_ipc,posix,self" UCX_LOG_LEVEL=debug)
+ucp_tls=UCX_TLS=$copy_tl,gaudi_ipc,posix,self
+ucp_env=("$ucp_tls" UCX_LOG_LEVEL=$lane_log)
 read -r put_min ucp_put_bw put_max < <(stats2 2 "${ucp_env[@]}" -- \
     -t ucp_put_bw -m gaudi,gaudi -s "$size" -n "$iters")
 ucp_put_lane=$(ipc_lane)
@@ -157,11 +188,10 @@ read -r tag_min ucp_tag_bw tag_max < <(stats2 2 "${ucp_env[@]}" -- \
     -t tag_bw -m gaudi,gaudi -s "$size" -n "$iters")
 ucp_tag_lane=$(ipc_lane)
 read -r lat_min tag_lat lat_max < <(stats2 1 \
-    UCX_TLS=gaudi_copy,gaudi_ipc,posix,self -- -t tag_lat -m gaudi,gaudi \
-    -s 8 -n 10000)
+    "$ucp_tls" -- -t tag_lat -m gaudi,gaudi -s 8 -n 10000)
 read -r hlat_min host_lat hlat_max < <(stats2 1 UCX_TLS=posix,self -- \
     -t tag_lat -s 8 -n 10000)
-ns_tls=UCX_TLS=gaudi_copy,gaudi_ipc,tcp,self
+ns_tls=UCX_TLS=$copy_tl,gaudi_ipc,tcp,self
 if netns_up "$work/netns"; then
     read -r nsg_min ns_gaudi nsg_max < <(pair=perftest_ns stats2 2 \
         "$ns_tls" -- -t tag_bw -m gaudi,gaudi -s "$size" -n "$iters")
@@ -186,6 +216,9 @@ row2() {  # NAME FMT MIN MEDIAN MAX REFERENCE TARGET: a two-process figure
         "$(printf "$2 / $2 / $2" "$3" "$4" "$5")"
 }
 
+echo "build: ${BENCH_BUILD:-in-tree}, UCX $("$PREFIX/bin/ucx_info" -v |
+    sed -n 's/.*[Vv]ersion[=: ]*\([0-9][0-9.]*\).*/\1/p' | head -n 1)," \
+     "copy transport $copy_tl"
 printf '%-52s %12s %12s %9s  %s\n' measure ours reference ratio target
 row "H2D put_zcopy 4 MiB, MB/s (ref: memcpy)" %12.1f "$h2d_bw" "$memcpy_bw" \
     ">= 0.9"

@@ -158,10 +158,10 @@ wait $holder || fail "holder failed: $(tail -n 5 "$dir/holder")"
 
 # 6. ucx_info -d: the module ID in the System device of the transports
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=3 UCX_LOG_LEVEL=warn "$UCX_INFO" -d 2>&1)
-grep -A3 'Transport: gaudi_copy' <<< "$out" |
+grep -A3 "Transport: $GAUDI_COPY_TL" <<< "$out" |
     grep -q 'System device: GAUDI_4 module 3 (' ||
     fail "ucx_info -d: $(echo "$out" | grep -A3 'Transport: gaudi')"
-ok "ucx_info -d: $(echo "$out" | grep -A3 'Transport: gaudi_copy' |
+ok "ucx_info -d: $(echo "$out" | grep -A3 "Transport: $GAUDI_COPY_TL" |
                    grep 'System device' | sed 's/^# *//')"
 
 # 7. gaudi_ipc between two processes assigned by their local ranks

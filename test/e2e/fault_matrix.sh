@@ -13,14 +13,18 @@
 # script), FAULT_MATRIX_FAULTS / _OPS / _SIZES to run a part, PREFIX, DEMO
 # (common.bash).
 . "$(dirname "$0")/common.bash"
+# the outcomes expected per cell are those of UCP with our core patch
+# (docs/faults.md): a failed memory-type copy fails the receive, a failed
+# rendezvous get acknowledges its status; unpatched UCP aborts or hangs there
+needs_core_patch "the fault matrix's expected outcomes"
 FAULT_UCP=${FAULT_UCP:-$(dirname "$0")/gaudi_fault_ucp}
 [ -x "$FAULT_UCP" ] || fail "no gaudi_fault_ucp program at $FAULT_UCP"
 # A DMA timeout of 1 s (default 30 s) keeps the cells that exhaust it short.
 # Error mode peer needs transports that detect a peer's failure: tcp, not
 # posix
 export UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_DMA_TIMEOUT=1s
-tls_none=gaudi_copy,gaudi_ipc,posix,self
-tls_peer=gaudi_copy,gaudi_ipc,tcp,self
+tls_none=$GAUDI_COPY_TL,gaudi_ipc,posix,self
+tls_peer=$GAUDI_COPY_TL,gaudi_ipc,tcp,self
 table=0
 [ "${1:-}" = --table ] && table=1
 

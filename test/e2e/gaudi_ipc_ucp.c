@@ -47,8 +47,9 @@
  *
  * Device memory is never dereferenced by the CPU: patterns are written and
  * read back with uct_gaudi_buf_copy() (the owned device's DMA engine; looked
- * up in the libuct_gaudi UCX loaded), or with -S through tag messages to an
- * endpoint to the process's own worker (UCP's gaudi_copy staging).
+ * up in the module UCX loaded, GAUDI_UCT_MODULE_FILE), or with -S through
+ * tag messages to an endpoint to the process's own worker (UCP's gaudi_copy
+ * staging).
  *
  * -A (application memory): the Gaudi buffer is allocated the way an
  * application's own runtime does it, by HL_MEM_OP_ALLOC + MAP ioctls on the
@@ -718,9 +719,10 @@ static void ucp_setup(void)
     emu_resolve();
     if (!opts.self_ep_copy) {
         gaudi_buf_copy = (gaudi_buf_copy_func_t)lib_symbol(
-                "libuct_gaudi.so", "uct_gaudi_buf_copy");
+                GAUDI_UCT_MODULE_FILE, "uct_gaudi_buf_copy");
         CHECK(gaudi_buf_copy != NULL, "uct_gaudi_buf_copy not found in the "
-              "loaded libuct_gaudi (use -S to fill through UCP)");
+              "loaded " GAUDI_UCT_MODULE_FILE " (use -S to fill through "
+              "UCP)");
     }
 }
 
@@ -760,7 +762,7 @@ static int app_mem(uint32_t op, union hl_mem_args *args)
     static gaudi_ioctl_func_t ioctl_func;
 
     if (ioctl_func == NULL) {
-        ioctl_func = (gaudi_ioctl_func_t)lib_symbol("libuct_gaudi.so",
+        ioctl_func = (gaudi_ioctl_func_t)lib_symbol(GAUDI_UCT_MODULE_FILE,
                                                     "uct_gaudi_ioctl");
         CHECK(ioctl_func != NULL, "uct_gaudi_ioctl not found");
     }
@@ -776,7 +778,7 @@ static void app_find_fd(void)
     int fd, n;
     DIR *dir;
 
-    ops = (const uct_gaudi_drv_ops_t**)lib_symbol("libuct_gaudi.so",
+    ops = (const uct_gaudi_drv_ops_t**)lib_symbol(GAUDI_UCT_MODULE_FILE,
                                                   "uct_gaudi_seam_ops");
     CHECK((ops != NULL) && (*ops != NULL), "uct_gaudi_seam_ops not found");
     dir = opendir("/proc/self/fd");

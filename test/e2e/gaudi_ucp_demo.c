@@ -75,9 +75,12 @@ static int demo_print_devices(void)
 
     for (line = strtok_r(buf, "\n", &save); line != NULL;
          line = strtok_r(NULL, "\n", &save)) {
-        if (strstr(line, "gaudi_copy/") != NULL) {
+        /* "<transport>/<device>"; the transport's name depends on the UCX
+         * built against (the Makefile defines it) */
+        if (strstr(line, UCT_GAUDI_COPY_TL_NAME "/") != NULL) {
             printf("pid %d owns %s\n", getpid(),
-                   strstr(line, "gaudi_copy/") + strlen("gaudi_copy/"));
+                   strstr(line, UCT_GAUDI_COPY_TL_NAME "/") +
+                   strlen(UCT_GAUDI_COPY_TL_NAME "/"));
             found = 1;
         }
     }

@@ -5,8 +5,8 @@
 #        -t put_bw with ucx_perftest's default layout (short) and -D zcopy,
 #        -t get -D zcopy
 #   UCP: -t ucp_put_bw, tag_bw, ucp_get with UCX_TLS=gaudi_copy,gaudi_ipc,
-#        self,posix, 4 MiB; the endpoints of both processes have a gaudi_ipc
-#        lane. (That UCP really moves the data over it is ipc_ucp.sh's -P.)
+#        self,posix (gaudi_cpy,... in the plugin build), 4 MiB; the endpoints
+#        of both processes have a gaudi_ipc lane. (That UCP really moves the data over it is ipc_ucp.sh's -P.)
 . "$(dirname "$0")/common.bash"
 export UCX_GAUDI_EMU_DEVICES=2
 perftest="$PREFIX/bin/ucx_perftest"
@@ -55,19 +55,30 @@ for run in "put_bw" "put_bw -D zcopy" "get -D zcopy"; do
        "between two processes: $bw MB/s"
 done
 
-# UCP over gaudi_ipc: UCP's debug log prints the lanes of every endpoint
-# configuration ("lane[N]: ... gaudi_ipc/<dev> ..."); both processes' must
-# include gaudi_ipc (the info-level "ep_cfg" summary is not enough: with the
-# RMA feature alone it does not list rma_bw lanes)
-export UCX_TLS=gaudi_copy,gaudi_ipc,self,posix
+# UCP over gaudi_ipc: both processes' endpoints must have a gaudi_ipc lane.
+# UCP 1.13.1's debug log prints the lanes of every endpoint configuration
+# ("lane[N]: ... gaudi_ipc/<dev> ..."; its info-level "ep_cfg" summary does
+# not list rma_bw lanes with the RMA feature alone). Newer UCX's info-level
+# summary ("cfg#N tag(...) rma(...)") lists them, and its debug log
+# deadlocks on a node whose devices have no sysfs path (the emulator's:
+# ucs_topo_get_common_path logs their names under the topology lock).
+export UCX_TLS=$GAUDI_COPY_TL,gaudi_ipc,self,posix
+if [ "$GAUDI_BUILD" = in-tree-1.13.1 ]; then
+    log_level=debug lane_re='lane\[[0-9]*\]:.*gaudi_ipc/'
+else
+    log_level=info lane_re="$EP_CFG_RE.*gaudi_ipc/"
+fi
 for t in ucp_put_bw tag_bw ucp_get; do
-    pair "ucp-$t" UCX_LOG_LEVEL=debug -- -t "$t" -m gaudi,gaudi -s $size -n 200
+    pair "ucp-$t" UCX_LOG_LEVEL=$log_level -- -t "$t" -m gaudi,gaudi \
+        -s $size -n 200
     for side in client server; do
-        grep -q 'lane\[[0-9]*\]:.*gaudi_ipc/' "$dir/ucp-$t.$side" ||
+        grep -qE "$lane_re" "$dir/ucp-$t.$side" ||
             fail "UCP $t: the $side's endpoint has no gaudi_ipc lane:" \
-                 "$(grep -h 'lane\[' "$dir/ucp-$t.$side" | sed 's/.*: lane/lane/')"
+                 "$(grep -hE 'lane\[|cfg#' "$dir/ucp-$t.$side" |
+                    sed 's/.*: lane/lane/; s/.*INFO *//')"
     done
-    lanes=$(grep -h 'lane\[[0-9]*\]:.*gaudi_ipc/' "$dir/ucp-$t.client" |
-            sed 's/.*: lane/lane/; s/  */ /g' | sort -u | paste -sd ';' -)
+    lanes=$(grep -hE "$lane_re" "$dir/ucp-$t.client" |
+            sed 's/.*: lane/lane/; s/.*INFO *//; s/  */ /g' | sort -u |
+            paste -sd ';' -)
     ok "UCP $t, 4 MiB gaudi->gaudi between two processes: $bw MB/s ($lanes)"
 done

@@ -26,7 +26,7 @@
 . "$(dirname "$0")/common.bash"
 IPC_UCP=${IPC_UCP:-$(dirname "$0")/gaudi_ipc_ucp}
 [ -x "$IPC_UCP" ] || fail "no gaudi_ipc_ucp program at $IPC_UCP (set IPC_UCP)"
-export UCX_GAUDI_EMU_DEVICES=2 UCX_TLS=gaudi_copy,gaudi_ipc,posix,self
+export UCX_GAUDI_EMU_DEVICES=2 UCX_TLS=$GAUDI_COPY_TL,gaudi_ipc,posix,self
 dir=$(mktemp -d /tmp/ucx-gaudi-ipc-ucp.XXXXXX)
 trap 'rm -rf "$UCX_GAUDI_EMU_STATE_DIR" "$dir"' EXIT
 all_ops=tag,put,get,am,am_auto
@@ -53,7 +53,7 @@ run_pair() {
     echo "--- $name: gaudi_ipc_ucp $* (client report):"
     grep -vE '^\[[0-9.]+\] \[' "$dir/$name.client" || true
     echo "--- $name: ep_cfg (UCX info) of client and server:"
-    grep -h 'ep_cfg\[' "$dir/$name.client" "$dir/$name.server" |
+    grep -hE "$EP_CFG_RE" "$dir/$name.client" "$dir/$name.server" |
         sed 's/.*INFO *//' | sort | uniq -c || true
     if grep -q '^FAIL' "$dir/$name.client" || [ "$rc" -ne 0 ]; then
         echo "--- $name: server output:"
@@ -81,7 +81,7 @@ check_ipc_lanes() {
     [ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
         fail "$name: no gaudi_ipc lane (client=$c server=$s)"
     for side in client server; do
-        grep -h 'ep_cfg\[' "$dir/$name.$side" | grep -q 'gaudi_ipc/' ||
+        grep -hE "$EP_CFG_RE" "$dir/$name.$side" | grep -q 'gaudi_ipc/' ||
             fail "$name: the $side's ep_cfg lines show no gaudi_ipc"
     done
     ok "$name: both endpoints have a gaudi_ipc lane:" \
@@ -103,7 +103,7 @@ check_ipc_unused() {
     s=$(field "$name" 'gaudi_ipc lanes:' server)
     [ "$c" = 0 ] && [ "$s" = 0 ] ||
         fail "$name: gaudi_ipc lanes without import (client=$c server=$s)"
-    if grep -h 'ep_cfg\[' "$dir/$name.client" "$dir/$name.server" |
+    if grep -hE "$EP_CFG_RE" "$dir/$name.client" "$dir/$name.server" |
        grep 'gaudi_ipc/'; then
         fail "$name: ep_cfg lines show gaudi_ipc"
     fi

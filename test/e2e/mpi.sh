@@ -1,10 +1,10 @@
 # Open MPI over our UCX: Debian's Open MPI 4.1 (pml ucx) with our prefix first
-# in the library path, 2 ranks on an emulated 2-device node, each owning one
+# in the library path (the plugin build: UCX 1.22's, and UCX_PLUGIN_PATH), 2 ranks on an emulated 2-device node, each owning one
 # Gaudi; MPI_Send/MPI_Recv on Gaudi buffers, 1 B .. 16 MiB, both directions,
 # byte-exact (gaudi_mpi_xfer). gaudi_ipc carried the Gaudi -> Gaudi legs:
 #  - UCP reports the gaudi_ipc lane in the ranks' endpoint configuration
 #    (UCX_LOG_LEVEL=info prints "ep_cfg[N]: tag(... gaudi_ipc/gaudi_ipc)",
-#    the README's way to tell), and
+#    "cfg#N tag(...)" in newer UCX; the README's way to tell), and
 #  - both ranks imported the peer's DMA-BUF (the emulator's accounting), while
 #    a control run with the import op missing imports nothing and still
 #    passes by staging.
@@ -26,9 +26,10 @@ run_mpi() {  # NAME MAX_SIZE EXTRA_MPIRUN_ARGS...
         --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
         --mca osc ^ucx --mca btl self \
         -x LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-        -x UCX_TLS=gaudi_copy,gaudi_ipc,posix,self \
+        -x UCX_TLS=$GAUDI_COPY_TL,gaudi_ipc,posix,self \
         -x UCX_LOG_LEVEL=info \
         -x UCX_GAUDI_EMU_DEVICES -x UCX_GAUDI_EMU_STATE_DIR \
+        ${UCX_PLUGIN_PATH:+-x UCX_PLUGIN_PATH} \
         "$@" "$MPI_XFER" "$max" > "$dir/$name" 2>&1 ||
         { cat "$dir/$name"; fail "$name: mpirun failed"; }
     cat "$dir/$name"
@@ -43,7 +44,7 @@ for r in 0 1; do
     [ -n "$n" ] && [ "$n" -gt 0 ] ||
         fail "rank $r imported no peer memory (imports=$n): gaudi_ipc did not carry the data"
 done
-grep -qE 'ep_cfg\[[0-9]+\]: .*gaudi_ipc/' "$dir/ipc" ||
+grep -E "$EP_CFG_RE" "$dir/ipc" | grep -q 'gaudi_ipc/' ||
     fail "no endpoint configuration with a gaudi_ipc lane in UCX's info log"
 ok "2 ranks, 1 B .. 16 MiB both ways byte-exact; gaudi_ipc lanes, both ranks imported"
 # mpirun's local ranks pick the devices the way Habana's runtime does

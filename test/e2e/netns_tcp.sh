@@ -58,7 +58,7 @@ on_node() {
     shift 3
     mkdir -p "$dir/emu-$host"
     ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
-        "$host" env UCX_TLS=gaudi_copy,gaudi_ipc,tcp,self \
+        "$host" env UCX_TLS=$GAUDI_COPY_TL,gaudi_ipc,tcp,self \
         UCX_GAUDI_EMU_DEVICES=1 UCX_GAUDI_EMU_STATE_DIR="$dir/emu-$host" \
         UCX_LOG_LEVEL=info timeout 200 "$IPC_UCP" -t 180 -p 13337 \
         -s 8,65536,4194304 "$@" > "$dir/$name" 2>&1

@@ -10,6 +10,9 @@
 # "longer mode": e.g. SOAK_SECONDS=3600), SOAK_SEED (default: random,
 # printed, so that a failure can be replayed), FAULT_UCP, PREFIX, DEMO.
 . "$(dirname "$0")/common.bash"
+# recovery from the faults it injects relies on our core patch's UCP
+# (docs/faults.md), as the fault matrix does
+needs_core_patch "the soak's recovery from injected faults"
 FAULT_UCP=${FAULT_UCP:-$(dirname "$0")/gaudi_fault_ucp}
 [ -x "$FAULT_UCP" ] || fail "no gaudi_fault_ucp program at $FAULT_UCP"
 seconds=${SOAK_SECONDS:-60}
@@ -18,9 +21,9 @@ export UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_DMA_TIMEOUT=1s
 bad=0
 for mode in none peer; do
     if [ "$mode" = none ]; then
-        tls=gaudi_copy,gaudi_ipc,posix,self t=$((seconds * 2 / 3))
+        tls=$GAUDI_COPY_TL,gaudi_ipc,posix,self t=$((seconds * 2 / 3))
     else
-        tls=gaudi_copy,gaudi_ipc,tcp,self t=$((seconds - seconds * 2 / 3))
+        tls=$GAUDI_COPY_TL,gaudi_ipc,tcp,self t=$((seconds - seconds * 2 / 3))
     fi
     [ "$t" -gt 0 ] || continue
     echo "soak: error mode $mode, $t s, seed $seed (replay: SOAK_SEED=$seed)"

@@ -4,7 +4,7 @@
 # (ucp_put_bw/ucp_get go through UCP's RMA over active messages, which the
 # core patch makes memory-type aware; gaudi_ipc will give them real lanes.)
 . "$(dirname "$0")/common.bash"
-export UCX_GAUDI_EMU_DEVICES=2 UCX_TLS=gaudi_copy,posix,cma,self
+export UCX_GAUDI_EMU_DEVICES=2 UCX_TLS=$GAUDI_COPY_TL,posix,cma,self
 perftest="$PREFIX/bin/ucx_perftest"
 dir=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))

@@ -1,13 +1,15 @@
 # ucx_info lists the Gaudi memory domain and device on an emulated node,
 # shows nothing (and prints no warning or error) without one, and shows the
-# gaudi_copy knobs with help text.
+# gaudi_copy knobs with help text. (The copy transport is gaudi_cpy in the
+# plugin build of a UCX whose transport names hold 9 characters.)
 . "$(dirname "$0")/common.bash"
 
 out=$(UCX_GAUDI_EMU_DEVICES=2 "$UCX_INFO" -d 2>&1)
 grep -q 'Memory domain: gaudi_cpy' <<< "$out" || fail "no gaudi_cpy MD: $out"
-grep -q 'Transport: gaudi_copy' <<< "$out" || fail "no gaudi_copy transport"
+grep -q "Transport: $GAUDI_COPY_TL" <<< "$out" ||
+    fail "no $GAUDI_COPY_TL transport"
 grep -qE 'Device: gaudi[01]$' <<< "$out" || fail "no gaudi device"
-ok "ucx_info -d lists gaudi_cpy/gaudi_copy on $(echo "$out" | grep -oE 'Device: gaudi[0-9]+' | head -n1)"
+ok "ucx_info -d lists gaudi_cpy/$GAUDI_COPY_TL on $(echo "$out" | grep -oE 'Device: gaudi[0-9]+' | head -n1)"
 grep -q 'Memory domain: gaudi_ipc' <<< "$out" || fail "no gaudi_ipc MD: $out"
 grep -q 'Transport: gaudi_ipc' <<< "$out" || fail "no gaudi_ipc transport"
 grep -A3 'Transport: gaudi_ipc' <<< "$out" | grep -q 'Device: gaudi_ipc' ||
@@ -45,10 +47,10 @@ ok "ucx_info -c -f lists the GAUDI_COPY and GAUDI_IPC knobs with help text"
 for bw in infMBs nanMBs -5MBs; do
     out=$(UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_COPY_BW=$bw "$UCX_INFO" -d 2>&1)
     grep -q 'UCX_GAUDI_COPY_BW=.*not a positive finite bandwidth' <<< "$out" ||
-        fail "UCX_GAUDI_COPY_BW=$bw not refused: $(echo "$out" | grep -i -A2 gaudi_copy | head -n 5)"
-    grep -A5 'Transport: gaudi_copy' <<< "$out" |
+        fail "UCX_GAUDI_COPY_BW=$bw not refused: $(echo "$out" | grep -i -A2 "$GAUDI_COPY_TL" | head -n 5)"
+    grep -A5 "Transport: $GAUDI_COPY_TL" <<< "$out" |
         grep -q 'failed to open interface' ||
-        fail "gaudi_copy opened with UCX_GAUDI_COPY_BW=$bw"
+        fail "$GAUDI_COPY_TL opened with UCX_GAUDI_COPY_BW=$bw"
     out=$(UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_IPC_BW=$bw "$UCX_INFO" -d 2>&1)
     grep -q 'UCX_GAUDI_IPC_BW=.*not a positive finite bandwidth' <<< "$out" ||
         fail "UCX_GAUDI_IPC_BW=$bw not refused"

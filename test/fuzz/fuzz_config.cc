@@ -35,6 +35,7 @@
 extern "C" {
 #include <uct/api/uct.h>
 #include <uct/gaudi/drv/gaudi_buf.h>
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <ucs/async/async.h>
 #include <ucs/config/parser.h>
 #include <ucs/datastruct/list.h>
@@ -210,16 +211,16 @@ void parse_set_value(worker &w, const knob &k, const std::string &value)
     ucs_status_t status;
 
     /* a prefix no variable of the environment has */
-    status = ucs_config_parser_fill_opts(buf.data(), k.entry->table,
-                                         "UCX_GAUDI_FUZZ_NONE_", NULL, 0);
+    status = uct_gaudi_config_fill(buf.data(), k.entry,
+                                   "UCX_GAUDI_FUZZ_NONE_", 0);
     if (status != UCS_OK) {
         w.fail("defaults of table %s: %s", k.entry->name,
                ucs_status_string(status));
         return;
     }
 
-    status = ucs_config_parser_set_value(buf.data(), k.entry->table,
-                                         k.name.c_str(), value.c_str());
+    status = uct_gaudi_config_set_value(buf.data(), k.entry->table,
+                                        k.name.c_str(), value.c_str());
     check_status(w, "set_value", k, value, status);
     ucs_config_parser_release_opts(buf.data(), k.entry->table);
 }
@@ -230,8 +231,7 @@ void parse_env(worker &w, const knob &k, const std::string &value)
     ucs_status_t status;
 
     setenv(k.env.c_str(), value.c_str(), 1);
-    status = ucs_config_parser_fill_opts(buf.data(), k.entry->table, "UCX_",
-                                         k.entry->prefix, 0);
+    status = uct_gaudi_config_fill(buf.data(), k.entry, "UCX_", 0);
     unsetenv(k.env.c_str());
     if (status == UCS_OK) {
         ucs_config_parser_release_opts(buf.data(), k.entry->table);
@@ -320,7 +320,8 @@ unsigned exercise_iface(uct_md_h md, const char *tl, void *dev_buf)
     reached |= REACHED_IFACE;
 
     if ((uct_iface_query(iface, &attr) == UCS_OK) && (dev_buf != NULL) &&
-        !strcmp(tl, "gaudi_copy") && (attr.iface_addr_len <= sizeof(addr)) &&
+        !strcmp(tl, UCT_GAUDI_COPY_TL_NAME) &&
+        (attr.iface_addr_len <= sizeof(addr)) &&
         (uct_iface_get_address(iface, (uct_iface_addr_t*)addr) == UCS_OK)) {
         memset(&ep_params, 0, sizeof(ep_params));
         ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
@@ -361,7 +362,8 @@ unsigned exercise_consumers()
     static const struct {
         const char *component;
         const char *tl;
-    } mds[] = {{"gaudi_cpy", "gaudi_copy"}, {"gaudi_ipc", "gaudi_ipc"}};
+    } mds[] = {{"gaudi_cpy", UCT_GAUDI_COPY_TL_NAME},
+               {"gaudi_ipc", "gaudi_ipc"}};
     uct_component_h *comps;
     uct_md_config_t *config;
     uct_component_h comp;

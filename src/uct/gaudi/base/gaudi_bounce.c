@@ -9,6 +9,8 @@
 #endif
 
 #include "gaudi_bounce.h"
+
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <uct/gaudi/drv/gaudi_dma.h>
 #include <uct/gaudi/drv/gaudi_mem.h>
 #include <uct/gaudi/drv/gaudi_own.h>

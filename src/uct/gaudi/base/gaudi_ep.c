@@ -14,6 +14,7 @@
 #include <ucs/debug/log.h>
 #include <ucs/profile/profile.h>
 #include <inttypes.h>
+#include <string.h>
 
 
 static const uct_gaudi_iface_ops_t *
@@ -169,19 +170,116 @@ uct_gaudi_op_t *uct_gaudi_op_get(uct_gaudi_iface_t *iface,
     return op;
 }
 
+/* Keep @a op, to be submitted once the DMA channel has room */
+static void uct_gaudi_op_backlog(uct_gaudi_op_t *op,
+                                 const uct_gaudi_dma_xfer_t *xfers,
+                                 unsigned count, uct_gaudi_dma_dir_t dir)
+{
+    uct_gaudi_iface_t *iface = op->iface;
+
+    /* an operation holds at most max_iov copies (UCT_CHECK_IOV_SIZE) */
+    ucs_assert(count <= iface->config.max_iov);
+    op->xfers = UCS_PTR_BYTE_OFFSET(op, iface->op_xfers_offset);
+    memcpy(op->xfers, xfers, count * sizeof(*xfers));
+    op->count              = count;
+    op->dir                = dir;
+    op->backlog.flush_comp = NULL;
+    ucs_queue_push(&iface->backlog, &op->backlog.queue);
+}
+
 ucs_status_t uct_gaudi_op_post(uct_gaudi_op_t *op,
                                const uct_gaudi_dma_xfer_t *xfers,
                                unsigned count, uct_gaudi_dma_dir_t dir)
 {
+    uct_gaudi_iface_t *iface = op->iface;
     ucs_status_t status;
 
-    status = uct_gaudi_dma_chan_post_dir(&op->iface->chan, xfers, count, dir,
+    if (iface->queue_when_full && !ucs_queue_is_empty(&iface->backlog)) {
+        /* in order, behind those already waiting */
+        uct_gaudi_op_backlog(op, xfers, count, dir);
+        return UCS_INPROGRESS;
+    }
+
+    status = uct_gaudi_dma_chan_post_dir(&iface->chan, xfers, count, dir,
                                          &op->comp);
-    if (status != UCS_INPROGRESS) {
+    if ((status == UCS_ERR_NO_RESOURCE) && iface->queue_when_full) {
+        uct_gaudi_op_backlog(op, xfers, count, dir);
+        return UCS_INPROGRESS;
+    } else if (status != UCS_INPROGRESS) {
         uct_gaudi_op_release(op);
     }
 
     return status;
+}
+
+/* @a elem left the backlog without a DMA submission: complete it */
+static void uct_gaudi_backlog_complete(uct_gaudi_backlog_elem_t *elem,
+                                       ucs_status_t status)
+{
+    uct_completion_t *comp = elem->flush_comp;
+    uct_gaudi_op_t *op;
+
+    if (comp == NULL) {
+        op   = ucs_container_of(elem, uct_gaudi_op_t, backlog);
+        comp = op->user_comp;
+        uct_gaudi_op_release(op);
+    } else {
+        ucs_free(elem);
+    }
+
+    if (comp != NULL) {
+        uct_invoke_completion(comp, status);
+    }
+}
+
+void uct_gaudi_iface_backlog_progress(uct_gaudi_iface_t *iface)
+{
+    uct_gaudi_backlog_elem_t *elem;
+    uct_completion_t *flush_comp;
+    uct_gaudi_op_t *op;
+    ucs_status_t status;
+
+    while (!ucs_queue_is_empty(&iface->backlog)) {
+        elem = ucs_queue_head_elem_non_empty(&iface->backlog,
+                                             uct_gaudi_backlog_elem_t, queue);
+        if (elem->flush_comp != NULL) {
+            /* every operation before it is submitted: a flush of what the
+             * channel has in flight now covers them */
+            ucs_queue_pull_non_empty(&iface->backlog);
+            flush_comp = elem->flush_comp;
+            ucs_free(elem);
+            status = uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq, 1,
+                                              flush_comp);
+            if (status != UCS_INPROGRESS) {
+                uct_invoke_completion(flush_comp, status);
+            }
+            continue;
+        }
+
+        op     = ucs_container_of(elem, uct_gaudi_op_t, backlog);
+        status = uct_gaudi_dma_chan_post_dir(&iface->chan, op->xfers,
+                                             op->count, op->dir, &op->comp);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            return; /* still full: its turn comes with the next room */
+        }
+
+        ucs_queue_pull_non_empty(&iface->backlog);
+        if (status != UCS_INPROGRESS) {
+            /* nothing to copy, or the device failed */
+            uct_gaudi_backlog_complete(elem, status);
+        }
+    }
+}
+
+void uct_gaudi_iface_backlog_cancel(uct_gaudi_iface_t *iface)
+{
+    uct_gaudi_backlog_elem_t *elem;
+
+    while (!ucs_queue_is_empty(&iface->backlog)) {
+        elem = ucs_queue_pull_elem_non_empty(&iface->backlog,
+                                             uct_gaudi_backlog_elem_t, queue);
+        uct_gaudi_backlog_complete(elem, UCS_ERR_CANCELED);
+    }
 }
 
 ucs_status_t uct_gaudi_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
@@ -221,9 +319,7 @@ ucs_status_t uct_gaudi_ep_flush(uct_ep_h tl_ep, unsigned flags,
     ucs_status_t status;
 
     /* the iface's submissions in flight include the ep's */
-    status = uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq,
-                                      ucs_queue_is_empty(&iface->pending),
-                                      comp);
+    status = uct_gaudi_iface_flush_all(iface, comp);
     if (status == UCS_OK) {
         UCT_TL_EP_STAT_FLUSH(ucs_derived_of(tl_ep, uct_base_ep_t));
     } else if (status == UCS_INPROGRESS) {

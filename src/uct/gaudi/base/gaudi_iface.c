@@ -57,7 +57,9 @@ ucs_config_field_t uct_gaudi_iface_config_table[] = {
     {"MAX_INFLIGHT", "64",
      "Maximal number of DMA command submissions in flight per interface; one\n"
      "pre-mapped command buffer each. A zero-copy operation beyond it returns\n"
-     "UCS_ERR_NO_RESOURCE and waits in the pending queue.",
+     "UCS_ERR_NO_RESOURCE and waits in the pending queue, or, where UCP\n"
+     "stages memory-type copies through the transport without a pending\n"
+     "queue (UCX newer than 1.13), waits in the interface's own queue.",
      ucs_offsetof(uct_gaudi_iface_config_t, max_inflight),
      UCS_CONFIG_TYPE_UINT},
 
@@ -145,15 +147,41 @@ void uct_gaudi_iface_query(uct_gaudi_iface_t *iface,
     iface_attr->priority            = 0;
 }
 
+ucs_status_t uct_gaudi_iface_flush_all(uct_gaudi_iface_t *iface,
+                                       uct_completion_t *comp)
+{
+    uct_gaudi_backlog_elem_t *flush;
+
+    if (ucs_queue_is_empty(&iface->backlog)) {
+        return uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq,
+                                        ucs_queue_is_empty(&iface->pending),
+                                        comp);
+    }
+
+    if (comp == NULL) {
+        return UCS_INPROGRESS;
+    }
+
+    /* behind the operations not submitted yet: it becomes a flush of the
+     * channel once they are (uct_gaudi_iface_backlog_progress) */
+    flush = ucs_malloc(sizeof(*flush), "gaudi_backlog_flush");
+    if (flush == NULL) {
+        ucs_error("%s: failed to allocate a flush request", iface->tl_name);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    flush->flush_comp = comp;
+    ucs_queue_push(&iface->backlog, &flush->queue);
+    return UCS_INPROGRESS;
+}
+
 ucs_status_t uct_gaudi_iface_flush(uct_iface_h tl_iface, unsigned flags,
                                    uct_completion_t *comp)
 {
     uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
     ucs_status_t status;
 
-    status = uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq,
-                                      ucs_queue_is_empty(&iface->pending),
-                                      comp);
+    status = uct_gaudi_iface_flush_all(iface, comp);
     if (status == UCS_OK) {
         UCT_TL_IFACE_STAT_FLUSH(&iface->super);
     } else if (status == UCS_INPROGRESS) {
@@ -207,6 +235,7 @@ unsigned uct_gaudi_iface_progress(uct_iface_h tl_iface)
     unsigned count;
 
     count = uct_gaudi_dma_chan_progress(&iface->chan, iface->config.max_poll);
+    uct_gaudi_iface_backlog_progress(iface);
     uct_pending_queue_dispatch(priv, &iface->pending,
                                uct_gaudi_dma_chan_has_room(&iface->chan));
     uct_gaudi_dma_chan_flush_progress(&iface->chan, &iface->flushq);
@@ -224,15 +253,36 @@ unsigned uct_gaudi_iface_progress(uct_iface_h tl_iface)
     return count;
 }
 
+/* Both ends named, and both host memory: no device in the way */
+static int uct_gaudi_iface_perf_is_host_copy(const uct_perf_attr_t *perf_attr)
+{
+    return (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_LOCAL_MEMORY_TYPE) &&
+           (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_REMOTE_MEMORY_TYPE) &&
+           (perf_attr->local_memory_type == UCS_MEMORY_TYPE_HOST) &&
+           (perf_attr->remote_memory_type == UCS_MEMORY_TYPE_HOST);
+}
+
 ucs_status_t uct_gaudi_iface_estimate_perf(uct_iface_h tl_iface,
                                            uct_perf_attr_t *perf_attr)
 {
     uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
+    uct_ppn_bandwidth_t bandwidth;
 
-    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_BANDWIDTH) {
-        perf_attr->bandwidth.dedicated = 0;
-        perf_attr->bandwidth.shared    = iface->config.bandwidth;
+    /* where UCP asks per memory-type pair (gaudi_ucx_compat.h), host to
+     * host is not ours to move */
+    if (UCT_GAUDI_PERF_CHECKS_MEM_TYPES &&
+        uct_gaudi_iface_perf_is_host_copy(perf_attr)) {
+        return UCS_ERR_UNSUPPORTED;
     }
+
+    bandwidth.dedicated = 0;
+    bandwidth.shared    = iface->config.bandwidth;
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_BANDWIDTH) {
+        perf_attr->bandwidth = bandwidth;
+    }
+
+    /* one DMA engine end to end: the path's bandwidth is the lane's */
+    uct_gaudi_perf_attr_set_extra(perf_attr, bandwidth);
 
     if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_SEND_PRE_OVERHEAD) {
         perf_attr->send_pre_overhead = iface->config.overhead;
@@ -274,7 +324,8 @@ ucs_status_t uct_gaudi_iface_event_arm(uct_iface_h tl_iface, unsigned events)
     }
 
     /* a flush or a pending request progress can complete now */
-    if ((!ucs_queue_is_empty(&iface->pending) &&
+    if (((!ucs_queue_is_empty(&iface->pending) ||
+          !ucs_queue_is_empty(&iface->backlog)) &&
          uct_gaudi_dma_chan_has_room(&iface->chan)) ||
         (!ucs_queue_is_empty(&iface->flushq) &&
          uct_gaudi_dma_chan_is_idle(&iface->chan))) {
@@ -284,13 +335,29 @@ ucs_status_t uct_gaudi_iface_event_arm(uct_iface_h tl_iface, unsigned events)
     return uct_gaudi_event_arm(&iface->event);
 }
 
+static const uct_gaudi_iface_ops_t *
+uct_gaudi_iface_ops_of(const uct_gaudi_iface_t *iface)
+{
+    return ucs_derived_of(iface->super.internal_ops, uct_gaudi_iface_ops_t);
+}
+
+int uct_gaudi_iface_is_reachable(const uct_iface_h tl_iface,
+                                 const uct_device_addr_t *dev_addr,
+                                 const uct_iface_addr_t *iface_addr)
+{
+    uct_gaudi_iface_t *iface = ucs_derived_of(tl_iface, uct_gaudi_iface_t);
+
+    return uct_gaudi_iface_ops_of(iface)->iface_reachable(iface, dev_addr,
+                                                          iface_addr, NULL);
+}
+
 /* A bandwidth knob is "auto" or a positive finite bandwidth: UCS's parser
  * also takes inf, nan and negative numbers, which UCP's lane selection
  * cannot use */
 static ucs_status_t uct_gaudi_iface_check_bw(const char *knob_prefix,
                                              double bw)
 {
-    if (isfinite(bw) && (UCS_CONFIG_BW_IS_AUTO(bw) || (bw > 0))) {
+    if (isfinite(bw) && (UCT_GAUDI_CONFIG_BW_IS_AUTO(bw) || (bw > 0))) {
         return UCS_OK;
     }
 
@@ -319,7 +386,7 @@ static void uct_gaudi_iface_set_config(uct_gaudi_iface_t *iface,
                                        const uct_gaudi_iface_config_t *config,
                                        const uct_gaudi_iface_params_t *params)
 {
-    iface->config.bandwidth = UCS_CONFIG_BW_IS_AUTO(config->bandwidth) ?
+    iface->config.bandwidth = UCT_GAUDI_CONFIG_BW_IS_AUTO(config->bandwidth) ?
                               24000.0 * UCS_MBYTE : config->bandwidth;
     iface->config.latency   = (config->latency == UCS_TIME_AUTO) ?
                               params->auto_latency :
@@ -378,6 +445,7 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
     uct_gaudi_iface_set_config(self, config, gaudi_params);
     ucs_queue_head_init(&self->pending);
     ucs_queue_head_init(&self->flushq);
+    ucs_queue_head_init(&self->backlog);
 
     status = uct_gaudi_bounce_init(dev, gaudi_params->bounce_size,
                                    gaudi_params->tl_name, &self->bounce);
@@ -391,10 +459,20 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
         goto err_bounce;
     }
 
-    status = ucs_mpool_init(&self->op_mp, 0, gaudi_params->op_size, 0,
-                            UCS_SYS_CACHE_LINE_SIZE, 128, UINT_MAX,
-                            &uct_gaudi_iface_op_mpool_ops,
-                            gaudi_params->tl_name);
+    /* an op that may wait in the backlog keeps its copies after the
+     * transport's part of it */
+    self->queue_when_full = gaudi_params->queue_when_full;
+    self->op_xfers_offset = ucs_align_up(gaudi_params->op_size,
+                                         UCS_SYS_CACHE_LINE_SIZE);
+    status = uct_gaudi_mpool_init(&self->op_mp,
+                                  self->queue_when_full ?
+                                  (self->op_xfers_offset +
+                                   (self->config.max_iov *
+                                    sizeof(uct_gaudi_dma_xfer_t))) :
+                                  gaudi_params->op_size,
+                                  UCS_SYS_CACHE_LINE_SIZE, 128, UINT_MAX,
+                                  &uct_gaudi_iface_op_mpool_ops,
+                                  gaudi_params->tl_name);
     if (status != UCS_OK) {
         goto err_chan;
     }
@@ -423,6 +501,8 @@ UCS_CLASS_CLEANUP_FUNC(uct_gaudi_iface_t)
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     /* the wake-up thread waits for this channel's submissions: first */
     uct_gaudi_event_cleanup(&self->event);
+    /* what was never submitted ends now */
+    uct_gaudi_iface_backlog_cancel(self);
     /* completes what is in flight (bounded by the DMA timeout) */
     uct_gaudi_dma_chan_cleanup(&self->chan);
     uct_gaudi_dma_chan_flush_progress(&self->chan, &self->flushq);

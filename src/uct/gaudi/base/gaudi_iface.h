@@ -19,6 +19,7 @@
 #include "gaudi_bounce.h"
 #include "gaudi_event.h"
 
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <uct/base/uct_iface.h>
 #include <uct/gaudi/drv/gaudi_device.h>
 #include <uct/gaudi/drv/gaudi_dma.h>
@@ -32,7 +33,8 @@
  * UCX_GAUDI_IPC_); a transport's table overrides the defaults */
 typedef struct uct_gaudi_iface_config {
     uct_iface_config_t super;
-    double             bandwidth;    /* bytes/second, or UCS_CONFIG_BW_AUTO */
+    double             bandwidth;    /* bytes/second, or auto
+                                        (UCT_GAUDI_CONFIG_BW_IS_AUTO) */
     ucs_time_t         latency;      /* or UCS_TIME_AUTO */
     double             overhead;     /* seconds of CPU per operation */
     unsigned           max_inflight; /* DMA submissions in flight */
@@ -68,16 +70,37 @@ typedef ucs_status_t (*uct_gaudi_ep_zcopy_func_t)(uct_ep_h tl_ep,
                                                   int is_put);
 
 
+struct uct_gaudi_iface;
+
+
+/* Whether the peer of @a dev_addr / @a iface_addr (either may be NULL) is
+ * reachable from @a iface; when not, says why with uct_gaudi_reach_fail()
+ * into @a info */
+typedef int (*uct_gaudi_iface_reachable_func_t)(
+        struct uct_gaudi_iface *iface, const uct_device_addr_t *dev_addr,
+        const uct_iface_addr_t *iface_addr, uct_gaudi_reach_info_t info);
+
+
+/* Whether @a tl_ep, which reaches the peer of @a iface_addr, is the
+ * endpoint of that peer */
+typedef int (*uct_gaudi_ep_is_peer_func_t)(uct_ep_h tl_ep,
+                                           const uct_iface_addr_t *iface_addr);
+
+
 /* What a transport adds to the base class: its copy paths (the base class
- * wraps them into the UCT operations, with checks, statistics and traces)
- * and the release of what its operations hold */
+ * wraps them into the UCT operations, with checks, statistics and traces),
+ * the release of what its operations hold and its reachability (the base
+ * class answers each UCX's form of the question with it) */
 typedef struct uct_gaudi_iface_ops {
-    uct_iface_internal_ops_t      super;
-    uct_gaudi_ep_rma_short_func_t ep_rma_short;
-    uct_gaudi_ep_zcopy_func_t     ep_zcopy;
+    uct_iface_internal_ops_t         super;
+    uct_gaudi_ep_rma_short_func_t    ep_rma_short;
+    uct_gaudi_ep_zcopy_func_t        ep_zcopy;
     /* Release what @a op holds beyond the base (host mappings, a peer's
      * mapping), before it returns to the pool; may be NULL */
-    void                          (*op_release)(struct uct_gaudi_op *op);
+    void                             (*op_release)(struct uct_gaudi_op *op);
+    uct_gaudi_iface_reachable_func_t iface_reachable;
+    /* NULL: an endpoint that reaches a peer is connected to it */
+    uct_gaudi_ep_is_peer_func_t      ep_is_peer;
 } uct_gaudi_iface_ops_t;
 
 
@@ -89,6 +112,11 @@ typedef struct uct_gaudi_iface_params {
     double     auto_latency;  /* seconds, for LAT=auto */
     size_t     bounce_size;   /* staging buffer of short operations */
     size_t     op_size;       /* size of its operation, >= uct_gaudi_op_t */
+    /* a zero-copy operation the DMA queue has no room for waits in the
+     * iface's backlog (UCS_INPROGRESS) instead of failing with
+     * UCS_ERR_NO_RESOURCE: for a transport UCP uses to stage memory-type
+     * copies where it has no pending path (UCT_GAUDI_COPY_QUEUES_WHEN_FULL) */
+    int        queue_when_full;
 } uct_gaudi_iface_params_t;
 
 
@@ -113,6 +141,11 @@ typedef struct uct_gaudi_iface {
     ucs_mpool_t             op_mp;     /* the transport's operations */
     ucs_queue_head_t        pending;   /* waiting for a free command buffer */
     ucs_queue_head_t        flushq;    /* uct_gaudi_dma_flush_t */
+    ucs_queue_head_t        backlog;   /* uct_gaudi_backlog_elem_t: posted
+                                          in order as command buffers free
+                                          (queue_when_full) */
+    int                     queue_when_full;
+    size_t                  op_xfers_offset; /* of an op's saved copies */
     uct_gaudi_event_t       event;     /* wake-up of a sleeping worker */
     ucs_time_t              next_retry; /* of deferred memory releases */
     UCS_STATS_NODE_DECLARE(stats)
@@ -126,11 +159,24 @@ typedef struct uct_gaudi_iface {
 } uct_gaudi_iface_t;
 
 
+/* An entry of an iface's backlog: a zero-copy operation waiting for room,
+ * or a flush issued behind such operations */
+typedef struct uct_gaudi_backlog_elem {
+    ucs_queue_elem_t  queue;
+    uct_completion_t  *flush_comp; /* a flush's; NULL: an operation */
+} uct_gaudi_backlog_elem_t;
+
+
 /* A zero-copy operation in flight; a transport's operation starts with it */
 typedef struct uct_gaudi_op {
-    uct_completion_t  comp;       /* of its DMA submission */
-    uct_completion_t  *user_comp; /* may be NULL */
-    uct_gaudi_iface_t *iface;
+    uct_completion_t         comp;       /* of its DMA submission */
+    uct_completion_t         *user_comp; /* may be NULL */
+    uct_gaudi_iface_t        *iface;
+    /* in the backlog: its copies, saved after the transport's part */
+    uct_gaudi_backlog_elem_t backlog;
+    uct_gaudi_dma_xfer_t     *xfers;
+    unsigned                 count;
+    uct_gaudi_dma_dir_t      dir;
 } uct_gaudi_op_t;
 
 
@@ -160,6 +206,22 @@ ucs_status_t uct_gaudi_iface_flush(uct_iface_h tl_iface, unsigned flags,
                                    uct_completion_t *comp);
 
 
+/* Flush what the iface submitted and holds in its backlog (the flush of its
+ * endpoints too: they share the iface's DMA channel) */
+ucs_status_t uct_gaudi_iface_flush_all(uct_gaudi_iface_t *iface,
+                                       uct_completion_t *comp);
+
+
+/* Post the backlog's operations the DMA channel has room for, in order
+ * (base/gaudi_ep.c) */
+void uct_gaudi_iface_backlog_progress(uct_gaudi_iface_t *iface);
+
+
+/* Complete what waits in the backlog with UCS_ERR_CANCELED (the iface
+ * closes) */
+void uct_gaudi_iface_backlog_cancel(uct_gaudi_iface_t *iface);
+
+
 ucs_status_t uct_gaudi_iface_estimate_perf(uct_iface_h tl_iface,
                                            uct_perf_attr_t *perf_attr);
 
@@ -168,6 +230,13 @@ ucs_status_t uct_gaudi_iface_event_fd_get(uct_iface_h tl_iface, int *fd_p);
 
 
 ucs_status_t uct_gaudi_iface_event_arm(uct_iface_h tl_iface, unsigned events);
+
+
+/* Reachability as UCX 1.13.1 asks it, through the transport's
+ * iface_reachable (the newer forms: gaudi_ucx_compat.h) */
+int uct_gaudi_iface_is_reachable(const uct_iface_h tl_iface,
+                                 const uct_device_addr_t *dev_addr,
+                                 const uct_iface_addr_t *iface_addr);
 
 
 #endif

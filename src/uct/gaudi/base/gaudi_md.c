@@ -13,9 +13,9 @@
 #include <uct/gaudi/drv/gaudi_lib.h>
 
 
-ucs_status_t uct_gaudi_query_md_resources(uct_component_t *component,
-                                          uct_md_resource_desc_t **resources_p,
-                                          unsigned *num_resources_p)
+ucs_status_t uct_gaudi_query_mds(uct_component_t *component,
+                                 uct_md_resource_desc_t **resources_p,
+                                 unsigned *num_resources_p)
 {
     if ((uct_gaudi_lib_init() != UCS_OK) ||
         (uct_gaudi_lib_num_usable() == 0)) {

@@ -18,10 +18,11 @@
 
 
 /* One memory domain when this node has a Gaudi a process can own, none
- * otherwise */
-ucs_status_t uct_gaudi_query_md_resources(uct_component_t *component,
-                                          uct_md_resource_desc_t **resources_p,
-                                          unsigned *num_resources_p);
+ * otherwise (not uct_gaudi_query_md_resources: upstream's gaudi_gdr module
+ * exports that name, and one process may load both modules) */
+ucs_status_t uct_gaudi_query_mds(uct_component_t *component,
+                                 uct_md_resource_desc_t **resources_p,
+                                 unsigned *num_resources_p);
 
 
 /* The one device of a transport on @a dev, named @a name, as an

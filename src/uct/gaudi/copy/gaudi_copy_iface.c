@@ -50,21 +50,29 @@ uct_gaudi_copy_iface_get_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-static int
-uct_gaudi_copy_iface_is_reachable(const uct_iface_h tl_iface,
-                                  const uct_device_addr_t *dev_addr,
-                                  const uct_iface_addr_t *iface_addr)
+/* Only itself: a copy within this process, on its own device */
+static int uct_gaudi_copy_iface_reachable(uct_gaudi_iface_t *super,
+                                          const uct_device_addr_t *dev_addr,
+                                          const uct_iface_addr_t *iface_addr,
+                                          uct_gaudi_reach_info_t info)
 {
-    uct_gaudi_copy_iface_t *iface = ucs_derived_of(tl_iface,
+    uct_gaudi_copy_iface_t *iface = ucs_derived_of(super,
                                                    uct_gaudi_copy_iface_t);
     uct_gaudi_copy_iface_addr_t id;
 
     if (iface_addr == NULL) {
+        uct_gaudi_reach_fail(info, "no interface address");
         return 0;
     }
 
     memcpy(&id, iface_addr, sizeof(id)); /* may be misaligned */
-    return id == iface->id;
+    if (id != iface->id) {
+        uct_gaudi_reach_fail(info, "another interface (gaudi_copy reaches "
+                             "only itself)");
+        return 0;
+    }
+
+    return 1;
 }
 
 static ucs_status_t
@@ -103,7 +111,7 @@ static uct_iface_ops_t uct_gaudi_copy_iface_ops = {
     .iface_get_device_address = (uct_iface_get_device_address_func_t)
                                 ucs_empty_function_return_success,
     .iface_get_address        = uct_gaudi_copy_iface_get_address,
-    .iface_is_reachable       = uct_gaudi_copy_iface_is_reachable
+    .iface_is_reachable       = UCT_GAUDI_IFACE_IS_REACHABLE
 };
 
 static uct_gaudi_iface_ops_t uct_gaudi_copy_iface_internal_ops = {
@@ -114,11 +122,14 @@ static uct_gaudi_iface_ops_t uct_gaudi_copy_iface_internal_ops = {
         .ep_query            = (uct_ep_query_func_t)
                                ucs_empty_function_return_unsupported,
         .ep_invalidate       = (uct_ep_invalidate_func_t)
-                               ucs_empty_function_return_unsupported
+                               ucs_empty_function_return_unsupported,
+        UCT_GAUDI_IFACE_INTERNAL_OPS_EXTRA
     },
-    .ep_rma_short = uct_gaudi_copy_ep_rma_short,
-    .ep_zcopy     = uct_gaudi_copy_ep_zcopy,
-    .op_release   = uct_gaudi_copy_op_release
+    .ep_rma_short    = uct_gaudi_copy_ep_rma_short,
+    .ep_zcopy        = uct_gaudi_copy_ep_zcopy,
+    .op_release      = uct_gaudi_copy_op_release,
+    .iface_reachable = uct_gaudi_copy_iface_reachable,
+    .ep_is_peer      = NULL
 };
 
 static ucs_status_t
@@ -141,15 +152,17 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_iface_t, uct_md_h tl_md,
     const uct_gaudi_copy_iface_config_t *config =
             ucs_derived_of(tl_config, uct_gaudi_copy_iface_config_t);
     uct_gaudi_iface_params_t gaudi_params = {
-        .tl_name      = "gaudi_copy",
-        .dev_name     = md->dev->name,
-        .knob_prefix  = "UCX_GAUDI_COPY_",
-        .auto_latency = 8e-6,
-        .bounce_size  = config->bounce_size,
+        .tl_name         = UCT_GAUDI_COPY_TL_NAME,
+        .dev_name        = md->dev->name,
+        .knob_prefix     = "UCX_GAUDI_COPY_",
+        .auto_latency    = 8e-6,
+        .bounce_size     = config->bounce_size,
         /* an iov may need a host mapping at each end */
-        .op_size      = sizeof(uct_gaudi_copy_op_t) +
-                        (2 * ucs_max(config->super.max_iov, 1) *
-                         sizeof(uct_gaudi_copy_memh_t*))
+        .op_size         = sizeof(uct_gaudi_copy_op_t) +
+                           (2 * ucs_max(config->super.max_iov, 1) *
+                            sizeof(uct_gaudi_copy_memh_t*)),
+        /* UCP stages memory-type copies through it */
+        .queue_when_full = UCT_GAUDI_COPY_QUEUES_WHEN_FULL
     };
 
     UCS_CLASS_CALL_SUPER_INIT(uct_gaudi_iface_t, &uct_gaudi_copy_iface_ops,
@@ -171,7 +184,9 @@ UCS_CLASS_DEFINE_NEW_FUNC(uct_gaudi_copy_iface_t, uct_iface_t, uct_md_h,
                           const uct_iface_config_t*);
 static UCS_CLASS_DEFINE_DELETE_FUNC(uct_gaudi_copy_iface_t, uct_iface_t);
 
-UCT_TL_DEFINE(&uct_gaudi_copy_component, gaudi_copy,
-              uct_gaudi_copy_query_devices, uct_gaudi_copy_iface_t,
-              "GAUDI_COPY_", uct_gaudi_copy_iface_config_table,
-              uct_gaudi_copy_iface_config_t);
+/* gaudi_copy, or gaudi_cpy where UCX's transport names are shorter
+ * (gaudi_ucx_compat.h); its knobs are UCX_GAUDI_COPY_* either way */
+UCT_GAUDI_TL_DEFINE(&uct_gaudi_copy_component, UCX_GAUDI_COPY_TL,
+                    uct_gaudi_copy_query_devices, uct_gaudi_copy_iface_t,
+                    "GAUDI_COPY_", uct_gaudi_copy_iface_config_table,
+                    uct_gaudi_copy_iface_config_t);

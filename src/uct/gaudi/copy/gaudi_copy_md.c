@@ -47,9 +47,10 @@ static ucs_config_field_t uct_gaudi_copy_md_config_table[] = {
      ucs_offsetof(uct_gaudi_copy_md_config_t, enable_rcache),
      UCS_CONFIG_TYPE_TERNARY},
 
-    {"", "RCACHE_ADDR_ALIGN=4096", NULL,
+    /* host pages are mapped whole: regions are page aligned */
+    {"", UCT_GAUDI_RCACHE_CONFIG_DEFAULTS, NULL,
      ucs_offsetof(uct_gaudi_copy_md_config_t, rcache),
-     UCS_CONFIG_TYPE_TABLE(uct_md_config_rcache_table)},
+     UCS_CONFIG_TYPE_TABLE(UCT_GAUDI_RCACHE_CONFIG_TABLE)},
 
     {NULL}
 };
@@ -75,27 +76,37 @@ int uct_gaudi_copy_md_is_device_mem(uct_gaudi_copy_md_t *md, const void *addr,
 }
 
 static ucs_status_t
-uct_gaudi_copy_md_query(uct_md_h tl_md, uct_md_attr_t *md_attr)
+uct_gaudi_copy_md_query(uct_md_h tl_md, uct_gaudi_md_attr_t *md_attr)
 {
-    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+    uct_gaudi_copy_md_t *md  = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+    uct_gaudi_md_caps_t caps = {
+        .flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_ALLOC,
+        .reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
+                            UCS_BIT(UCS_MEMORY_TYPE_GAUDI),
+        .alloc_mem_types  = UCS_BIT(UCS_MEMORY_TYPE_GAUDI),
+        /* a copy between host and Gaudi memory has a host end: where UCP
+         * keeps a zero-copy lane only for what its MD accesses, and asks
+         * estimate_perf about the pair (host to host is refused) */
+        .access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI) |
+                            (UCT_GAUDI_PERF_CHECKS_MEM_TYPES ?
+                             UCS_BIT(UCS_MEMORY_TYPE_HOST) : 0),
+        .detect_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI),
+        /* host registrations are cached here (md->rcache), not by UCP */
+        .cache_mem_types  = 0,
+        .dmabuf_mem_types = 0,
+        .max_alloc        = md->dev->info->dram_size,
+        .max_reg          = ULONG_MAX,
+        .rkey_packed_size = 0,
+        .reg_cost         = md->reg_cost
+    };
 
-    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_ALLOC;
-    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
-                                    UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
-    md_attr->cap.alloc_mem_types  = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
-    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
-    md_attr->cap.detect_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
-    md_attr->cap.max_alloc        = md->dev->info->dram_size;
-    md_attr->cap.max_reg          = ULONG_MAX;
-    md_attr->rkey_packed_size     = 0;
-    md_attr->reg_cost             = md->reg_cost;
-    /* UCP weighs devices by the sys_dev distance, not by local_cpus */
-    memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
+    uct_gaudi_md_attr_set(md_attr, &caps);
     return UCS_OK;
 }
 
 static ucs_status_t
 uct_gaudi_copy_mkey_pack(uct_md_h md, uct_mem_h memh,
+                         UCT_GAUDI_MKEY_PACK_ADDRESS_ARGS
                          const uct_md_mkey_pack_params_t *params,
                          void *rkey_buffer)
 {
@@ -106,8 +117,9 @@ uct_gaudi_copy_mkey_pack(uct_md_h md, uct_mem_h memh,
 
 static ucs_status_t
 uct_gaudi_copy_rkey_unpack(uct_component_t *component,
-                           const void *rkey_buffer, uct_rkey_t *rkey_p,
-                           void **handle_p)
+                           const void *rkey_buffer,
+                           UCT_GAUDI_RKEY_UNPACK_PARAMS_ARG
+                           uct_rkey_t *rkey_p, void **handle_p)
 {
     *rkey_p   = 0;
     *handle_p = NULL;
@@ -165,8 +177,10 @@ ucs_status_t uct_gaudi_copy_md_host_get(uct_gaudi_copy_md_t *md,
 
     UCS_STATS_UPDATE_COUNTER(md->stats, UCT_GAUDI_COPY_MD_STAT_HOST_REG, 1);
     if (md->rcache != NULL) {
-        status = ucs_rcache_get(md->rcache, address, length,
-                                PROT_READ | PROT_WRITE, &flags, &rregion);
+        status = uct_gaudi_rcache_get(md->rcache, address, length,
+                                      ucs_get_page_size(),
+                                      PROT_READ | PROT_WRITE, &flags,
+                                      &rregion);
         if (status != UCS_OK) {
             return status;
         }
@@ -211,11 +225,12 @@ ucs_status_t uct_gaudi_copy_md_host_put(uct_gaudi_copy_md_t *md,
 }
 
 UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_mem_reg,
-                 (tl_md, address, length, flags, memh_p),
+                 (tl_md, address, length, reg, memh_p),
                  uct_md_h tl_md, void *address, size_t length,
-                 unsigned flags, uct_mem_h *memh_p)
+                 UCT_GAUDI_MEM_REG_ARG(reg), uct_mem_h *memh_p)
 {
     uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
+    unsigned flags          = UCT_GAUDI_MEM_REG_FLAGS(reg);
     uct_gaudi_copy_memh_t *memh;
     ucs_status_t status;
 
@@ -262,7 +277,8 @@ UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_copy_mem_dereg, (tl_md, params),
 
 static ucs_status_t
 uct_gaudi_copy_mem_alloc(uct_md_h tl_md, size_t *length_p, void **address_p,
-                         ucs_memory_type_t mem_type, unsigned flags,
+                         ucs_memory_type_t mem_type,
+                         UCT_GAUDI_MEM_ALLOC_SYS_DEV_ARG unsigned flags,
                          const char *alloc_name, uct_mem_h *memh_p)
 {
     uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
@@ -311,7 +327,7 @@ static ucs_status_t uct_gaudi_copy_mem_free(uct_md_h tl_md, uct_mem_h tl_memh)
 
 static ucs_status_t
 uct_gaudi_copy_mem_query(uct_md_h tl_md, const void *address, size_t length,
-                         uct_md_mem_attr_t *mem_attr)
+                         uct_gaudi_mem_attr_t *mem_attr)
 {
     uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
 
@@ -373,8 +389,8 @@ static uct_md_ops_t uct_gaudi_copy_md_ops = {
     .mem_dereg              = uct_gaudi_copy_mem_dereg,
     .mem_query              = uct_gaudi_copy_mem_query,
     .mkey_pack              = uct_gaudi_copy_mkey_pack,
-    .is_sockaddr_accessible = ucs_empty_function_return_zero_int,
-    .detect_memory_type     = uct_gaudi_copy_detect_memory_type
+    .detect_memory_type     = uct_gaudi_copy_detect_memory_type,
+    UCT_GAUDI_MD_OPS_EXTRA
 };
 
 static ucs_status_t
@@ -420,7 +436,8 @@ static void uct_gaudi_copy_rcache_dump_region_cb(void *context,
 static ucs_rcache_ops_t uct_gaudi_copy_rcache_ops = {
     .mem_reg     = uct_gaudi_copy_rcache_mem_reg_cb,
     .mem_dereg   = uct_gaudi_copy_rcache_mem_dereg_cb,
-    .dump_region = uct_gaudi_copy_rcache_dump_region_cb
+    .dump_region = uct_gaudi_copy_rcache_dump_region_cb,
+    UCT_GAUDI_RCACHE_OPS_EXTRA
 };
 
 static ucs_status_t
@@ -434,9 +451,9 @@ uct_gaudi_copy_md_rcache_create(uct_gaudi_copy_md_t *md,
         return UCS_OK;
     }
 
-    uct_md_set_rcache_params(&params, &config->rcache);
+    uct_gaudi_rcache_set_params(&params, &config->rcache,
+                                ucs_get_page_size());
     params.region_struct_size = sizeof(uct_gaudi_copy_rcache_region_t);
-    params.max_alignment      = ucs_get_page_size();
     params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
     params.context            = md;
     params.ops                = &uct_gaudi_copy_rcache_ops;
@@ -444,7 +461,7 @@ uct_gaudi_copy_md_rcache_create(uct_gaudi_copy_md_t *md,
     if (status == UCS_OK) {
         /* a registration that hits the cache costs a lookup */
         md->reg_cost = ucs_linear_func_make(
-                uct_md_rcache_overhead(&config->rcache), 0);
+                uct_gaudi_rcache_overhead(&config->rcache), 0);
         return UCS_OK;
     }
 
@@ -508,7 +525,7 @@ err_release:
 }
 
 uct_component_t uct_gaudi_copy_component = {
-    .query_md_resources = uct_gaudi_query_md_resources,
+    .query_md_resources = uct_gaudi_query_mds,
     .md_open            = uct_gaudi_copy_md_open,
     .cm_open            = (uct_component_cm_open_func_t)
                           ucs_empty_function_return_unsupported,
@@ -528,6 +545,8 @@ uct_component_t uct_gaudi_copy_component = {
     .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(
                                   &uct_gaudi_copy_component),
     .flags              = 0,
-    .md_vfs_init        = (uct_component_md_vfs_init_func_t)ucs_empty_function
+    .md_vfs_init        = (uct_component_md_vfs_init_func_t)
+                          ucs_empty_function,
+    UCT_GAUDI_COMPONENT_EXTRA
 };
 UCT_COMPONENT_REGISTER(&uct_gaudi_copy_component);

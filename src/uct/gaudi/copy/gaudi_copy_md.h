@@ -8,6 +8,7 @@
 #define UCT_GAUDI_COPY_MD_H_
 
 #include <uct/base/uct_md.h>
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <uct/gaudi/drv/gaudi_own.h>
 #include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/memory/rcache.h>
@@ -21,7 +22,7 @@ typedef struct uct_gaudi_copy_md_config {
     uct_md_config_t        super;
     ucs_linear_func_t      reg_cost;     /* host registration cost estimate */
     int                    enable_rcache;/* UCS_YES/NO/TRY */
-    uct_md_rcache_config_t rcache;       /* registration cache knobs */
+    uct_gaudi_rcache_config_t rcache;    /* registration cache knobs */
 } uct_gaudi_copy_md_config_t;
 
 

@@ -13,6 +13,7 @@
 #include "gaudi_ioctl.h"
 #include "gaudi_seam.h"
 
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
@@ -309,10 +310,14 @@ ucs_status_t uct_gaudi_dev_discover(uct_gaudi_dev_info_t **devs_p,
 
 void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index)
 {
-    char topo_name[UCT_GAUDI_DEV_NAME_MAX + 32];
-
     info->index = index;
     ucs_snprintf_safe(info->name, sizeof(info->name), "gaudi%u", index);
+}
+
+void uct_gaudi_dev_name_sys_device(const uct_gaudi_dev_info_t *info)
+{
+    char topo_name[UCT_GAUDI_DEV_NAME_MAX + 32];
+
     if (info->sys_dev == UCS_SYS_DEVICE_ID_UNKNOWN) {
         return;
     }
@@ -320,6 +325,6 @@ void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index)
     /* the module ID is what Habana's tools and runtime call the device by;
      * "ucx_info -d" prints this name as the System device of the TLs */
     ucs_snprintf_safe(topo_name, sizeof(topo_name), "GAUDI_%u module %u",
-                      index, info->module_id);
-    ucs_topo_sys_device_set_name(info->sys_dev, topo_name);
+                      info->index, info->module_id);
+    uct_gaudi_topo_set_name(info->sys_dev, topo_name);
 }

@@ -85,12 +85,16 @@ ucs_status_t uct_gaudi_dev_discover(uct_gaudi_dev_info_t **devs_p,
                                     unsigned *num_devs_p);
 
 
-/**
- * Assign the logical @a index to @a info: name "gaudi<index>" and, when its
- * PCI location is known, the UCS topology device named
- * "GAUDI_<index> module <module id>".
- */
+/* Assign the logical @a index to @a info: name "gaudi<index>" */
 void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index);
+
+
+/**
+ * Name the UCS topology device of @a info, when its PCI location is known,
+ * "GAUDI_<index> module <module id>". Once its index is final: newer UCX
+ * keeps the first name of a given priority (gaudi_ucx_compat.h).
+ */
+void uct_gaudi_dev_name_sys_device(const uct_gaudi_dev_info_t *info);
 
 END_C_DECLS
 

@@ -13,6 +13,7 @@
 #include "gaudi_maptab.h"
 #include "gaudi_seam.h"
 
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <uct/gaudi/emu/gaudi_emu.h>
 #include <ucs/config/parser.h>
 #include <ucs/debug/log.h>
@@ -179,10 +180,11 @@ static struct {
 static void uct_gaudi_lib_apply_maptab(uct_gaudi_dev_info_t *devs,
                                         unsigned num_devs)
 {
-    uct_gaudi_dev_info_t tmp[UCT_GAUDI_MAX_DEVICES];
     unsigned order[UCT_GAUDI_MAX_DEVICES];
+    uint8_t placed[UCT_GAUDI_MAX_DEVICES] = {0};
+    uct_gaudi_dev_info_t tmp;
+    unsigned i, j, k;
     const char *json;
-    unsigned i;
 
     json = getenv(UCT_GAUDI_MAPPING_TABLE_ENV);
     if ((json == NULL) ||
@@ -192,10 +194,26 @@ static void uct_gaudi_lib_apply_maptab(uct_gaudi_dev_info_t *devs,
         }
     }
 
-    memcpy(tmp, devs, num_devs * sizeof(*devs));
+    /* devs[i] = old devs[order[i]], in place, one cycle of the permutation
+     * at a time: a copy of the whole table would take 15 KiB of stack,
+     * more than UCX allows its modules (-Wframe-larger-than=8192) */
     for (i = 0; i < num_devs; ++i) {
-        devs[i] = tmp[order[i]];
+        if (placed[i]) {
+            continue;
+        }
+
+        tmp = devs[i];
+        for (j = i; (k = order[j]) != i; j = k) {
+            devs[j]   = devs[k];
+            placed[j] = 1;
+        }
+        devs[j]   = tmp;
+        placed[j] = 1;
+    }
+
+    for (i = 0; i < num_devs; ++i) {
         uct_gaudi_dev_set_index(&devs[i], i);
+        uct_gaudi_dev_name_sys_device(&devs[i]);
     }
 }
 
@@ -221,10 +239,9 @@ static ucs_status_t uct_gaudi_lib_init_once(void)
 {
     ucs_status_t status;
 
-    status = ucs_config_parser_fill_opts(&uct_gaudi_lib_ctx.config,
-                                         uct_gaudi_lib_config_table,
-                                         UCS_DEFAULT_ENV_PREFIX,
-                                         UCT_GAUDI_LIB_CONFIG_PREFIX, 0);
+    status = uct_gaudi_config_fill(&uct_gaudi_lib_ctx.config,
+                                   &uct_gaudi_lib_config_table_config_entry,
+                                   UCS_DEFAULT_ENV_PREFIX, 0);
     if (status != UCS_OK) {
         ucs_error("failed to read the Gaudi configuration (UCX_GAUDI_*): %s",
                   ucs_status_string(status));

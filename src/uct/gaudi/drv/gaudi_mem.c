@@ -13,6 +13,7 @@
 #include "gaudi_ioctl.h"
 #include "gaudi_device.h"
 
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -72,8 +73,7 @@ void uct_gaudi_mem_memtype_set(uint64_t addr, size_t length,
 
     /* a lookup creates the global cache, unless UCX_MEMTYPE_CACHE=n */
     ucs_memtype_cache_lookup((void*)addr, length, &mem_info);
-    ucs_memtype_cache_update((void*)addr, length, UCS_MEMORY_TYPE_GAUDI,
-                             sys_dev);
+    uct_gaudi_memtype_cache_update((void*)addr, length, sys_dev);
 }
 
 void uct_gaudi_mem_memtype_unset(uint64_t addr, size_t length)
@@ -578,6 +578,11 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
 
     exported = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t)->exported;
     pthread_mutex_unlock(&dev->mem->lock);
+
+    /* registrations UCP cached for the range go before the range can be
+     * handed out again (gaudi_ucx_compat.h); no lock held: UCP deregisters
+     * from this call */
+    uct_gaudi_ucm_mem_type_free((void*)(uintptr_t)mem->dva, mem->length);
 
     if (exported) {
         uct_gaudi_mem_call_free_cb(dev, mem->dva, mem->length);

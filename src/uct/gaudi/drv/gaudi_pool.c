@@ -10,6 +10,8 @@
 
 #include "gaudi_pool.h"
 
+#include <uct/gaudi/gaudi_ucx_compat.h>
+
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>

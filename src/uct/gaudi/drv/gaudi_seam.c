@@ -15,7 +15,6 @@
 #include <ucs/debug/log.h>
 #include <ucs/sys/string.h>
 #include <dlfcn.h>
-#include <libgen.h>
 #include <limits.h>
 #include <string.h>
 
@@ -34,16 +33,24 @@ static const uct_gaudi_asic_t uct_gaudi_seam_emu_asics[] = {
 static void *uct_gaudi_seam_dlopen_emu(unsigned num_devices)
 {
     char path[PATH_MAX];
-    char dir[PATH_MAX];
+    const char *slash;
     Dl_info dl_info;
     void *handle;
 
-    /* next to this module first, so an installed UCX finds its own copy */
+    /* next to this module first, so an installed UCX finds its own copy
+     * (its directory taken in place: newer UCX builds its modules with
+     * -Wframe-larger-than=8192, no room for a second path buffer) */
     if (dladdr((void*)uct_gaudi_seam_select, &dl_info) &&
         (dl_info.dli_fname != NULL)) {
-        ucs_strncpy_safe(dir, dl_info.dli_fname, sizeof(dir));
-        ucs_snprintf_safe(path, sizeof(path), "%s/%s", dirname(dir),
-                          UCT_GAUDI_EMU_LIB_NAME);
+        slash = strrchr(dl_info.dli_fname, '/');
+        if (slash == NULL) {
+            ucs_snprintf_safe(path, sizeof(path), "./%s",
+                              UCT_GAUDI_EMU_LIB_NAME);
+        } else {
+            ucs_snprintf_safe(path, sizeof(path), "%.*s/%s",
+                              (int)(slash - dl_info.dli_fname),
+                              dl_info.dli_fname, UCT_GAUDI_EMU_LIB_NAME);
+        }
         handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (handle != NULL) {
             ucs_debug("loaded Gaudi emulator %s", path);

@@ -197,9 +197,11 @@ int emu_dmabuf_export(emu_ctx_t *ctx, union hl_mem_args *args)
 /* Which DMA-BUF is @fd? */
 static int emu_dmabuf_lookup_fd(int fd, emu_dmabuf_desc_t *desc)
 {
-    char link[64], target[PATH_MAX], path[PATH_MAX];
+    /* one path buffer, for the link's target and then the state file:
+     * modules of newer UCX builds must keep their frames under 8 KiB */
+    char link[64], path[PATH_MAX], name[NAME_MAX + 1];
     struct stat st_fd, st_path;
-    const char *name;
+    const char *base;
     ssize_t n;
 
     if ((fd < 0) || (fstat(fd, &st_fd) != 0)) {
@@ -207,14 +209,19 @@ static int emu_dmabuf_lookup_fd(int fd, emu_dmabuf_desc_t *desc)
     }
 
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    n = readlink(link, target, sizeof(target) - 1);
+    n = readlink(link, path, sizeof(path) - 1);
     if ((n <= 0) || !S_ISFIFO(st_fd.st_mode)) {
         return -EINVAL;
     }
 
-    target[n] = '\0';
-    name      = strrchr(target, '/');
-    name      = (name != NULL) ? name + 1 : target;
+    path[n] = '\0';
+    base    = strrchr(path, '/');
+    base    = (base != NULL) ? base + 1 : path;
+    if (strlen(base) >= sizeof(name)) {
+        return -EINVAL;     /* no file name is that long */
+    }
+
+    strcpy(name, base);
     if ((emu_dmabuf_parse(name, desc) != 0) ||
         (emu_state_path(path, sizeof(path), name, -1) != 0) ||
         (stat(path, &st_path) != 0) || (st_path.st_dev != st_fd.st_dev) ||

@@ -267,6 +267,16 @@ ucs_status_t uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                              is_put ? UCT_GAUDI_DMA_D2H : UCT_GAUDI_DMA_H2D);
 }
 
+int uct_gaudi_ipc_ep_is_peer(uct_ep_h tl_ep,
+                             const uct_iface_addr_t *iface_addr)
+{
+    uct_gaudi_ipc_ep_t *ep = ucs_derived_of(tl_ep, uct_gaudi_ipc_ep_t);
+    uct_gaudi_ipc_iface_addr_t pid;
+
+    memcpy(&pid, iface_addr, sizeof(pid)); /* may be misaligned */
+    return (pid_t)pid == ep->remote_pid;
+}
+
 ucs_status_t uct_gaudi_ipc_ep_check(uct_ep_h tl_ep, unsigned flags,
                                     uct_completion_t *comp)
 {
@@ -274,7 +284,7 @@ ucs_status_t uct_gaudi_ipc_ep_check(uct_ep_h tl_ep, unsigned flags,
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                                   uct_gaudi_ipc_iface_t);
 
-    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+    UCT_GAUDI_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
     if (ucs_sys_get_proc_create_time(ep->remote_pid) !=
         ep->keepalive.start_time) {
         /* the peer is gone: what we imported from it goes too */

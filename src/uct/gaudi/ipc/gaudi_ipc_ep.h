@@ -46,6 +46,11 @@ ucs_status_t uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                     uct_rkey_t rkey, uct_completion_t *comp,
                                     int is_put);
 
+/* Whether @a tl_ep is the endpoint of the process of @a iface_addr
+ * (uct_gaudi_iface_ops_t) */
+int uct_gaudi_ipc_ep_is_peer(uct_ep_h tl_ep,
+                             const uct_iface_addr_t *iface_addr);
+
 ucs_status_t uct_gaudi_ipc_ep_check(uct_ep_h tl_ep, unsigned flags,
                                     uct_completion_t *comp);
 

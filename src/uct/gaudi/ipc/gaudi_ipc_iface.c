@@ -59,28 +59,35 @@ uct_gaudi_ipc_iface_get_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-static int
-uct_gaudi_ipc_iface_is_reachable(const uct_iface_h tl_iface,
-                                 const uct_device_addr_t *dev_addr,
-                                 const uct_iface_addr_t *iface_addr)
+/* Another process of this system whose fd server we can connect to (the
+ * same network namespace), and our driver can import its DMA-BUFs (op 99) */
+static int uct_gaudi_ipc_iface_reachable(uct_gaudi_iface_t *iface,
+                                         const uct_device_addr_t *dev_addr,
+                                         const uct_iface_addr_t *iface_addr,
+                                         uct_gaudi_reach_info_t info)
 {
-    uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_iface,
-                                                  uct_gaudi_ipc_iface_t);
     uct_gaudi_ipc_iface_addr_t pid;
 
     if ((dev_addr == NULL) || (iface_addr == NULL)) {
+        uct_gaudi_reach_fail(info, "no device or interface address");
         return 0;
     }
 
     memcpy(&pid, iface_addr, sizeof(pid)); /* may be misaligned */
+    if (!uct_gaudi_local_is_reachable((uct_gaudi_ipc_device_addr_t*)dev_addr,
+                                      UCS_SYS_NS_TYPE_NET, info)) {
+        return 0;
+    } else if (pid == (uct_gaudi_ipc_iface_addr_t)getpid()) {
+        uct_gaudi_reach_fail(info, "this process (gaudi_ipc is between "
+                             "processes)");
+        return 0;
+    } else if (!uct_gaudi_share_can_import(iface->dev)) {
+        uct_gaudi_reach_fail(info, "the driver of %s cannot import DMA-BUFs",
+                             iface->dev->name);
+        return 0;
+    }
 
-    /* another process of this system whose fd server we can connect to (the
-     * same network namespace), and our driver can import its DMA-BUFs
-     * (op 99) */
-    return uct_iface_local_is_reachable((uct_gaudi_ipc_device_addr_t*)dev_addr,
-                                        UCS_SYS_NS_TYPE_NET) &&
-           (pid != (uct_gaudi_ipc_iface_addr_t)getpid()) &&
-           uct_gaudi_share_can_import(iface->super.dev);
+    return 1;
 }
 
 static ucs_status_t
@@ -129,7 +136,7 @@ static uct_iface_ops_t uct_gaudi_ipc_iface_ops = {
     .iface_query              = uct_gaudi_ipc_iface_query,
     .iface_get_device_address = uct_gaudi_ipc_iface_get_device_address,
     .iface_get_address        = uct_gaudi_ipc_iface_get_address,
-    .iface_is_reachable       = uct_gaudi_ipc_iface_is_reachable
+    .iface_is_reachable       = UCT_GAUDI_IFACE_IS_REACHABLE
 };
 
 static uct_gaudi_iface_ops_t uct_gaudi_ipc_iface_internal_ops = {
@@ -140,11 +147,14 @@ static uct_gaudi_iface_ops_t uct_gaudi_ipc_iface_internal_ops = {
         .ep_query            = (uct_ep_query_func_t)
                                ucs_empty_function_return_unsupported,
         .ep_invalidate       = (uct_ep_invalidate_func_t)
-                               ucs_empty_function_return_unsupported
+                               ucs_empty_function_return_unsupported,
+        UCT_GAUDI_IFACE_INTERNAL_OPS_EXTRA
     },
-    .ep_rma_short = uct_gaudi_ipc_ep_rma_short,
-    .ep_zcopy     = uct_gaudi_ipc_ep_zcopy,
-    .op_release   = uct_gaudi_ipc_op_release
+    .ep_rma_short    = uct_gaudi_ipc_ep_rma_short,
+    .ep_zcopy        = uct_gaudi_ipc_ep_zcopy,
+    .op_release      = uct_gaudi_ipc_op_release,
+    .iface_reachable = uct_gaudi_ipc_iface_reachable,
+    .ep_is_peer      = uct_gaudi_ipc_ep_is_peer
 };
 
 static ucs_status_t
@@ -167,12 +177,14 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_iface_t, uct_md_h tl_md,
     const uct_gaudi_ipc_iface_config_t *config =
             ucs_derived_of(tl_config, uct_gaudi_ipc_iface_config_t);
     uct_gaudi_iface_params_t gaudi_params = {
-        .tl_name      = "gaudi_ipc",
-        .dev_name     = UCT_GAUDI_IPC_DEV_NAME,
-        .knob_prefix  = "UCX_GAUDI_IPC_",
-        .auto_latency = 10e-6,
-        .bounce_size  = config->max_bcopy,
-        .op_size      = sizeof(uct_gaudi_ipc_op_t)
+        .tl_name         = "gaudi_ipc",
+        .dev_name        = UCT_GAUDI_IPC_DEV_NAME,
+        .knob_prefix     = "UCX_GAUDI_IPC_",
+        .auto_latency    = 10e-6,
+        .bounce_size     = config->max_bcopy,
+        .op_size         = sizeof(uct_gaudi_ipc_op_t),
+        /* UCP's protocols to a peer retry from the pending queue */
+        .queue_when_full = 0
     };
 
     UCS_CLASS_CALL_SUPER_INIT(uct_gaudi_iface_t, &uct_gaudi_ipc_iface_ops,

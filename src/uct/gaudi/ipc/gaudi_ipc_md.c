@@ -73,18 +73,27 @@ uct_gaudi_ipc_md_t *uct_gaudi_ipc_md_get(void)
 }
 
 static ucs_status_t
-uct_gaudi_ipc_md_query(uct_md_h tl_md, uct_md_attr_t *md_attr)
+uct_gaudi_ipc_md_query(uct_md_h tl_md, uct_gaudi_md_attr_t *md_attr)
 {
-    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY;
-    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
-    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI);
-    md_attr->cap.alloc_mem_types  = 0;
-    md_attr->cap.detect_mem_types = 0;
-    md_attr->cap.max_alloc        = 0;
-    md_attr->cap.max_reg          = ULONG_MAX;
-    md_attr->rkey_packed_size     = sizeof(uct_gaudi_ipc_rkey_t);
-    md_attr->reg_cost             = ucs_linear_func_make(0, 0);
-    memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
+    uct_gaudi_md_caps_t caps = {
+        .flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY,
+        .reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_GAUDI),
+        .alloc_mem_types  = 0,
+        .access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI),
+        .detect_mem_types = 0,
+        /* UCP's protocols register through UCP's cache only (its
+         * datatype iterator asserts it), where the newer UCP caches
+         * (gaudi_ucx_compat.h: freed ranges leave its cache) */
+        .cache_mem_types  = UCT_GAUDI_UCP_CACHES_GAUDI_REGS ?
+                            UCS_BIT(UCS_MEMORY_TYPE_GAUDI) : 0,
+        .dmabuf_mem_types = 0,
+        .max_alloc        = 0,
+        .max_reg          = ULONG_MAX,
+        .rkey_packed_size = sizeof(uct_gaudi_ipc_rkey_t),
+        .reg_cost         = ucs_linear_func_make(0, 0)
+    };
+
+    uct_gaudi_md_attr_set(md_attr, &caps);
     return UCS_OK;
 }
 
@@ -254,9 +263,13 @@ static void uct_gaudi_ipc_md_free_cb(void *arg, uint64_t dva, size_t length)
     uct_gaudi_ipc_srv_revocation_finish(&md->srv, &rev, md->timeout);
 
     if (num_regs > 0) {
-        ucs_warn("gaudi_ipc: Gaudi memory 0x%" PRIx64 "+%zu freed while "
-                 "still registered (%u registrations)", dva, length,
-                 num_regs);
+        /* an application's mistake, unless UCP itself caches registrations
+         * (gaudi_ucx_compat.h): it lets go of them once told of the free */
+        ucs_log(UCT_GAUDI_UCP_CACHES_GAUDI_REGS ? UCS_LOG_LEVEL_DEBUG :
+                                                  UCS_LOG_LEVEL_WARN,
+                "gaudi_ipc: Gaudi memory 0x%" PRIx64 "+%zu freed while "
+                "still registered (%u registrations)", dva, length,
+                num_regs);
     } else if (export != NULL) {
         uct_gaudi_ipc_export_free(export);
     }
@@ -343,10 +356,12 @@ err_close:
 }
 
 static ucs_status_t uct_gaudi_ipc_mem_reg(uct_md_h tl_md, void *address,
-                                          size_t length, unsigned flags,
+                                          size_t length,
+                                          UCT_GAUDI_MEM_REG_ARG(reg),
                                           uct_mem_h *memh_p)
 {
     uct_gaudi_ipc_md_t *md = ucs_derived_of(tl_md, uct_gaudi_ipc_md_t);
+    unsigned flags         = UCT_GAUDI_MEM_REG_FLAGS(reg);
     uct_gaudi_ipc_export_t *export;
     uct_gaudi_ipc_memh_t *memh;
     ucs_status_t status;
@@ -440,6 +455,7 @@ uct_gaudi_ipc_mem_dereg(uct_md_h tl_md,
 
 static ucs_status_t
 uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
+                        UCT_GAUDI_MKEY_PACK_ADDRESS_ARGS
                         const uct_md_mkey_pack_params_t *params,
                         void *rkey_buffer)
 {
@@ -480,6 +496,7 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
 
 static ucs_status_t
 uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
+                          UCT_GAUDI_RKEY_UNPACK_PARAMS_ARG
                           uct_rkey_t *rkey_p, void **handle_p)
 {
     uct_gaudi_ipc_rkey_t unpacked;
@@ -611,9 +628,9 @@ static uct_md_ops_t uct_gaudi_ipc_md_ops = {
     .mem_query              = (uct_md_mem_query_func_t)
                               ucs_empty_function_return_unsupported,
     .mkey_pack              = uct_gaudi_ipc_mkey_pack,
-    .is_sockaddr_accessible = ucs_empty_function_return_zero_int,
     .detect_memory_type     = (uct_md_detect_memory_type_func_t)
-                              ucs_empty_function_return_unsupported
+                              ucs_empty_function_return_unsupported,
+    UCT_GAUDI_MD_OPS_EXTRA
 };
 
 static ucs_status_t
@@ -704,7 +721,7 @@ uct_gaudi_ipc_md_open(uct_component_t *component, const char *md_name,
 }
 
 uct_component_t uct_gaudi_ipc_component = {
-    .query_md_resources = uct_gaudi_query_md_resources,
+    .query_md_resources = uct_gaudi_query_mds,
     .md_open            = uct_gaudi_ipc_md_open,
     .cm_open            = (uct_component_cm_open_func_t)
                           ucs_empty_function_return_unsupported,
@@ -723,6 +740,8 @@ uct_component_t uct_gaudi_ipc_component = {
     .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(
                                   &uct_gaudi_ipc_component),
     .flags              = 0,
-    .md_vfs_init        = (uct_component_md_vfs_init_func_t)ucs_empty_function
+    .md_vfs_init        = (uct_component_md_vfs_init_func_t)
+                          ucs_empty_function,
+    UCT_GAUDI_COMPONENT_EXTRA
 };
 UCT_COMPONENT_REGISTER(&uct_gaudi_ipc_component);

@@ -12,6 +12,7 @@
 #include "gaudi_ipc_srv.h"
 
 #include <uct/base/uct_md.h>
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <uct/gaudi/drv/gaudi_own.h>
 #include <uct/gaudi/drv/gaudi_share.h>
 #include <ucs/datastruct/khash.h>

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Build and install an unmodified UCX 1.22.0 from the vendored source, into
+# its own prefix: the UCX that ucx-gaudi's out-of-tree plugin build (issue
+# 14) compiles against (the configured source tree: UCX's internal headers
+# and config.h) and links with (the installed -luct -lucs).
+#
+# Nothing of ours is grafted into this tree and no core patch is applied.
+# Upstream's own Gaudi module (src/uct/gaudi, component gaudi_gdr, which
+# needs SCAL/Synapse) is configured out (--without-gaudi), so no
+# libuct_gaudi.so is installed in this prefix.
+#
+# Idempotent like contrib/build-ucx.sh: the checksum is verified on every
+# run (a few ms); unpacking, bootstrap + configure, build and install are
+# each skipped when their result is already there and nothing changed.
+#
+#   UCX122_TARBALL  the vendored source (default ../shared/vendor/ucx-1.22.0.tar.xz
+#                   beside this repository)
+#   UCX122_SHA256   its expected sha256 (default: the one in the vendor README)
+#   UCX122_SRC      where to unpack it (default build/src/ucx-1.22.0)
+#   PREFIX          install prefix (default build/install-1.22)
+#   BUILD_DIR       scratch directory for the logs (default build)
+#   UCX_CONFIGURE_FLAGS  extra flags for UCX's configure
+#   JOBS            make -j (default nproc)
+#
+# usage: build-ucx122.sh [build|install|gtest]   (default, and "all": install,
+#        which builds first)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+action=${1:-all}
+version=1.22.0
+BUILD_DIR=${BUILD_DIR:-$here/build}
+UCX122_TARBALL=${UCX122_TARBALL:-$here/../shared/vendor/ucx-$version.tar.xz}
+UCX122_SHA256=${UCX122_SHA256:-dbdeddc772a2747c06b9a9d9247a9e573dbcdd8554b7b2d7adfeae8b080e003a}
+UCX122_SRC=${UCX122_SRC:-$BUILD_DIR/src/ucx-$version}
+PREFIX=${PREFIX:-$BUILD_DIR/install-1.22}
+UCX_CONFIGURE_FLAGS=${UCX_CONFIGURE_FLAGS:-}
+jobs=${JOBS:-$(nproc)}
+mkdir -p "$BUILD_DIR"
+
+log() { echo "build-ucx122: $*"; }
+die() { echo "build-ucx122: $*" >&2; exit 1; }
+
+# The tarball is verified on every run, also when the tree is already
+# unpacked: the stamp records which tarball the tree came from.
+verify() {
+    [ -f "$UCX122_TARBALL" ] ||
+        die "$UCX122_TARBALL: no such file (set UCX122_TARBALL)"
+    local sum
+    sum=$(sha256sum "$UCX122_TARBALL" | cut -d' ' -f1)
+    [ "$sum" = "$UCX122_SHA256" ] ||
+        die "$UCX122_TARBALL: sha256 $sum, expected $UCX122_SHA256; not using it"
+    log "$(basename "$UCX122_TARBALL"): sha256 verified"
+}
+
+unpack() {
+    local stamp="$UCX122_SRC/.ucx-gaudi-unpacked"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$UCX122_SHA256" ]; then
+        return 0
+    fi
+    [ ! -e "$UCX122_SRC" ] ||
+        die "$UCX122_SRC exists but was not unpacked from this tarball; remove it"
+    log "unpacking into $UCX122_SRC"
+    mkdir -p "$UCX122_SRC"
+    tar -xf "$UCX122_TARBALL" -C "$UCX122_SRC" --strip-components=1
+    grep -q '^define(\[ucx_ver_minor\], 22)' "$UCX122_SRC/configure.ac" ||
+        die "$UCX122_SRC is not a UCX 1.22 source tree"
+    echo "$UCX122_SHA256" > "$stamp"
+}
+
+# Equivalent to contrib/build-ucx.sh's 1.13.1 flags, less our --with-gaudi
+# (1.13.1's grafted module) and plus what 1.22 added: upstream's gaudi_gdr
+# module (--without-gaudi), Level Zero (--without-ze), the transports that
+# need verbs or CUDA (efa, gdrcopy, mad), uGNI.
+configure_flags() {
+    echo --prefix="$PREFIX" --without-verbs --without-rdmacm \
+         --without-cuda --without-rocm --without-knem --without-xpmem \
+         --without-ze --without-gaudi --without-efa --without-gdrcopy \
+         --without-mad --without-ugni \
+         --without-java --without-go --disable-doxygen-doc --enable-mt \
+         --enable-gtest $UCX_CONFIGURE_FLAGS
+}
+
+configure_ucx() {
+    local flags stamp="$UCX122_SRC/.ucx-gaudi-configured" t0=$SECONDS
+    flags=$(configure_flags)
+    if [ -f "$UCX122_SRC/Makefile" ] && [ -f "$stamp" ] &&
+       [ "$(cat "$stamp")" = "$flags" ]; then
+        return 0
+    fi
+    log "bootstrapping and configuring UCX $version (about 1-2 min;" \
+        "log: $BUILD_DIR/ucx122-configure.log)"
+    # autogen.sh's "git submodule update" fails outside a git checkout and
+    # says so; the submodule (external/gpunetio) is for GPU-initiated
+    # networking over mlx5 + CUDA only, configured out here.
+    (cd "$UCX122_SRC" && ./autogen.sh && ./configure $flags) \
+        > "$BUILD_DIR/ucx122-configure.log" 2>&1 ||
+        { tail -n 30 "$BUILD_DIR/ucx122-configure.log"; exit 1; }
+    # Upstream's gaudi module must not be built, whatever configure found
+    grep -q '^#define HAVE_GAUDI 1' "$UCX122_SRC/config.h" &&
+        die "UCX's configure enabled its own gaudi module; see the configure log"
+    echo "$flags" > "$stamp"
+    rm -f "$UCX122_SRC/.ucx-gaudi-built"
+    log "UCX $version configured in $((SECONDS - t0)) s"
+}
+
+# UCX's top-level SUBDIRS less its tests (as in contrib/build-ucx.sh):
+# gtest is the "gtest" action's; test/apps and test/mpi are used by nobody.
+ucx_subdirs() {
+    make -s --no-print-directory -C "$UCX122_SRC" -f Makefile -f - print-subdirs \
+        <<< 'print-subdirs: ; @echo $(SUBDIRS)' | tr ' ' '\n' |
+        grep -vxE 'test/gtest|test/apps|test/mpi'
+}
+
+# run_make LOG WHAT ARGS...: make with output to LOG, the error lines on failure
+run_make() {
+    local log=$1 what=$2
+    shift 2
+    make "$@" >> "$log" 2>&1 ||
+        { echo "build-ucx122: $what failed; the errors (whole log: $log):" >&2
+          grep -E 'error|Error' "$log" | tail -n 30 >&2; exit 1; }
+}
+
+# newer_than STAMP: is any file of the tree (sources or outputs) newer than
+# STAMP? Nobody edits the vendored tree, so after a build nothing is.
+newer_than() {
+    [ -n "$(find "$UCX122_SRC/src" "$UCX122_SRC/config.h" -newer "$1" \
+                 -type f -print -quit)" ]
+}
+
+build_ucx() {
+    local log="$BUILD_DIR/ucx122-build.log" stamp="$UCX122_SRC/.ucx-gaudi-built"
+    local dir t0=$SECONDS
+    if [ -f "$stamp" ] && ! newer_than "$stamp"; then
+        log "reusing the UCX $version build in $UCX122_SRC"
+        return 0
+    fi
+    log "building UCX $version (about 6 min on 2 idle cores; log: $log)"
+    : > "$log"
+    for dir in $(ucx_subdirs); do
+        run_make "$log" "make in $dir" -C "$UCX122_SRC/$dir" -j"$jobs"
+    done
+    run_make "$log" "make of UCX's top level" -C "$UCX122_SRC" -j"$jobs" all-am
+    touch "$stamp"
+    log "UCX $version built in $((SECONDS - t0)) s"
+}
+
+install_ucx() {
+    local log="$BUILD_DIR/ucx122-install.log" dir t0=$SECONDS
+    local stamp="$PREFIX/.ucx-gaudi-installed"
+    if [ -f "$stamp" ] && [ -x "$PREFIX/bin/ucx_info" ] &&
+       [ "$(cat "$stamp")" = "$UCX122_SRC" ] && ! newer_than "$stamp"; then
+        log "reusing the UCX $version install in $PREFIX"
+        return 0
+    fi
+    log "installing UCX $version into $PREFIX (log: $log)"
+    : > "$log"
+    for dir in $(ucx_subdirs); do
+        run_make "$log" "make install in $dir" -C "$UCX122_SRC/$dir" install
+    done
+    run_make "$log" "make install of UCX's top level" -C "$UCX122_SRC" \
+        install-exec-am install-data-am
+    [ ! -e "$PREFIX/lib/ucx/libuct_gaudi.so.0" ] ||
+        die "upstream's libuct_gaudi.so.0 was installed into $PREFIX/lib/ucx"
+    echo "$UCX122_SRC" > "$stamp"
+    # libtool relinks the modules into .libs while installing: the build
+    # is still up to date
+    touch "$UCX122_SRC/.ucx-gaudi-built"
+    log "UCX $version installed in $((SECONDS - t0)) s"
+}
+
+build_gtest() {
+    local log="$BUILD_DIR/ucx122-gtest-build.log" t0=$SECONDS
+    [ -x "$UCX122_SRC/test/gtest/gtest" ] ||
+        log "building UCX $version's gtest (10+ min on 2 cores; log: $log)"
+    : > "$log"
+    run_make "$log" "make of UCX's gtest" -C "$UCX122_SRC/test/gtest" -j"$jobs"
+    log "UCX $version's gtest built in $((SECONDS - t0)) s"
+}
+
+t_all=$SECONDS
+case "$action" in
+build)   verify; unpack; configure_ucx; build_ucx ;;
+install|all)
+         verify; unpack; configure_ucx; build_ucx; install_ucx ;;
+gtest)   verify; unpack; configure_ucx; build_ucx; build_gtest ;;
+*)       die "usage: build-ucx122.sh [build|install|gtest|all]" ;;
+esac
+log "done in $((SECONDS - t_all)) s (source $UCX122_SRC, prefix $PREFIX)"
