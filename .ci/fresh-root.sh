@@ -82,8 +82,19 @@ mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
 git clone -q "$top" "$root/project"
 say "project at $(git -C "$root/project" log -1 --format='%h %s' | cut -c1-70)"
-# the shared folder sits beside the checkout, as on every machine of the project
-[ -d "$top/../shared" ] && cp -a "$top/../shared" "$root/shared"
+# the shared folder sits beside the checkout, as on every machine of the
+# project; a clean clone made elsewhere (CI) finds it beside its origin
+shared=$top/../shared
+origin=$(git -C "$top" config remote.origin.url 2> /dev/null || true)
+if [ ! -d "$shared" ] && [ -d "$origin/../shared" ]; then
+    shared=$origin/../shared
+fi
+if [ -d "$shared" ]; then
+    cp -a "$shared" "$root/shared"
+else
+    say "no shared folder beside $top or its origin: the plugin build will" \
+        "miss the vendored UCX 1.22 source"
+fi
 
 n=0
 for cmd in "$@"; do
