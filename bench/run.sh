@@ -22,6 +22,9 @@
 #     emulated DMA runs in the submitting thread, like cma's copy)
 #   UCP ucp_put_bw, tag_bw -m gaudi,gaudi 4 MiB  / plain memcpy bandwidth
 #   UCP tag_lat -m gaudi,gaudi 8 B               / host tag_lat 8 B (posix)
+#     (and, for information, the same with the copy transport's latency
+#     estimate set to the measured CS round trip: UCX 1.22's protocol
+#     choice for small Gaudi messages follows that estimate)
 #     (UCX_TLS=gaudi_copy,gaudi_ipc,posix,self; host: UCX_TLS=posix,self;
 #     gaudi_cpy for gaudi_copy in the plugin build of UCX 1.22)
 #
@@ -189,6 +192,15 @@ read -r tag_min ucp_tag_bw tag_max < <(stats2 2 "${ucp_env[@]}" -- \
 ucp_tag_lane=$(ipc_lane)
 read -r lat_min tag_lat lat_max < <(stats2 1 \
     "$ucp_tls" -- -t tag_lat -m gaudi,gaudi -s 8 -n 10000)
+# the same with the copy transport's latency estimate (LAT=auto: 8 us, a
+# guess for a real Gaudi's DMA round trip) set to the emulated device's
+# round trip measured above: UCX 1.22's protocols choose between eager and
+# a rendezvous pipeline for small Gaudi messages by that estimate, 1.13.1's
+# do not
+# (the knob is UCX_GAUDI_COPY_LAT whatever the transport's name)
+read -r clat_min cal_lat clat_max < <(stats2 1 "$ucp_tls" \
+    UCX_GAUDI_COPY_LAT="${cs_rtt}us" -- \
+    -t tag_lat -m gaudi,gaudi -s 8 -n 10000)
 read -r hlat_min host_lat hlat_max < <(stats2 1 UCX_TLS=posix,self -- \
     -t tag_lat -s 8 -n 10000)
 ns_tls=UCX_TLS=$copy_tl,gaudi_ipc,tcp,self
@@ -202,8 +214,8 @@ if netns_up "$work/netns"; then
         { echo "bench: no result between the namespaces" >&2; exit 1; }
 fi
 # (a failing measurement exits its process substitution only)
-for v in ipc_bw ipc_inl_bw cma_bw ucp_put_bw ucp_tag_bw tag_lat host_lat \
-         short_lat cs_rtt; do
+for v in ipc_bw ipc_inl_bw cma_bw ucp_put_bw ucp_tag_bw tag_lat cal_lat \
+         host_lat short_lat cs_rtt; do
     [ -n "${!v:-}" ] || { echo "bench: no result for $v" >&2; exit 1; }
 done
 
@@ -248,6 +260,8 @@ row2 "2 procs: UCP tag_bw gaudi 4 MiB (ref: memcpy)" %12.1f \
     ">= 0.8  ($ucp_tag_lane)"
 row2 "2 procs: UCP tag_lat gaudi 8 B, usec (ref: host)" %12.3f \
     "$lat_min" "$tag_lat" "$lat_max" "$host_lat" "<= 5"
+row2 "  same, copy LAT = the CS round trip (ref: host)" %12.3f \
+    "$clat_min" "$cal_lat" "$clat_max" "$host_lat" "(info)"
 row2 "2 procs: UCP tag_lat host 8 B, usec (posix)" %12.3f \
     "$hlat_min" "$host_lat" "$hlat_max" "$host_lat" "(ref)"
 if [ -n "${ns_gaudi:-}" ]; then
