@@ -108,19 +108,15 @@ BEGIN_C_DECLS
  * estimate_perf must not fail (1.13.1 logs such failures as errors). */
 #define UCT_GAUDI_PERF_CHECKS_MEM_TYPES UCX_GAUDI_HAVE_UCP_PERF_MEM_TYPE_CHECK
 
-/* Protocols v2 (the default where UCX_GAUDI_HAVE_UCP_PROTO_V2_DEFAULT):
- * - they stage memory-type copies with uct_ep_put/get_zcopy on the memtype
- *   endpoint and have no pending path for them: a full DMA queue must not
- *   return UCS_ERR_NO_RESOURCE there, the copy transport queues the
- *   operation itself (base/gaudi_ep.c); 1.13.1's protocols v1 retry from
- *   the pending queue;
- * - they move RMA only on the lanes wireup selected for it, which with
- *   UCP_FEATURE_TAG|WAKEUP must announce receive events too: the transports
- *   receive nothing, so that support is vacuous (as cuda_copy/cuda_ipc
- *   announce it); 1.13.1's protocols v1 use gaudi_ipc without it. */
+/* Protocols v2 (the default where UCX_GAUDI_HAVE_UCP_PROTO_V2_DEFAULT)
+ * stage memory-type copies with uct_ep_put/get_zcopy on the memtype
+ * endpoint and have no pending path for them: a full DMA queue must not
+ * return UCS_ERR_NO_RESOURCE there, the copy transport queues the operation
+ * in its iface's backlog (base/gaudi_iface.c); 1.13.1's protocols v1 retry
+ * from the pending queue. (Receive events, which both UCPs want of a lane
+ * of a worker that may sleep, are announced in every build:
+ * uct_gaudi_iface_query.) */
 #define UCT_GAUDI_COPY_QUEUES_WHEN_FULL UCX_GAUDI_HAVE_UCP_PROTO_V2_DEFAULT
-#define UCT_GAUDI_IFACE_EVENT_FLAG_RECV \
-        (UCX_GAUDI_HAVE_UCP_PROTO_V2_DEFAULT ? UCT_IFACE_FLAG_EVENT_RECV : 0)
 
 
 /* ---- memory domain ---------------------------------------------------- */

@@ -125,17 +125,6 @@ UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ep_get_zcopy,
     return status;
 }
 
-void uct_gaudi_op_release(uct_gaudi_op_t *op)
-{
-    const uct_gaudi_iface_ops_t *ops = uct_gaudi_iface_ops(op->iface);
-
-    if (ops->op_release != NULL) {
-        ops->op_release(op);
-    }
-
-    ucs_mpool_put_inline(op);
-}
-
 /* The DMA submission ended: release what the op holds, then tell the user,
  * who may reuse the memory at once */
 static void uct_gaudi_op_done(uct_completion_t *self)
@@ -210,76 +199,6 @@ ucs_status_t uct_gaudi_op_post(uct_gaudi_op_t *op,
     }
 
     return status;
-}
-
-/* @a elem left the backlog without a DMA submission: complete it */
-static void uct_gaudi_backlog_complete(uct_gaudi_backlog_elem_t *elem,
-                                       ucs_status_t status)
-{
-    uct_completion_t *comp = elem->flush_comp;
-    uct_gaudi_op_t *op;
-
-    if (comp == NULL) {
-        op   = ucs_container_of(elem, uct_gaudi_op_t, backlog);
-        comp = op->user_comp;
-        uct_gaudi_op_release(op);
-    } else {
-        ucs_free(elem);
-    }
-
-    if (comp != NULL) {
-        uct_invoke_completion(comp, status);
-    }
-}
-
-void uct_gaudi_iface_backlog_progress(uct_gaudi_iface_t *iface)
-{
-    uct_gaudi_backlog_elem_t *elem;
-    uct_completion_t *flush_comp;
-    uct_gaudi_op_t *op;
-    ucs_status_t status;
-
-    while (!ucs_queue_is_empty(&iface->backlog)) {
-        elem = ucs_queue_head_elem_non_empty(&iface->backlog,
-                                             uct_gaudi_backlog_elem_t, queue);
-        if (elem->flush_comp != NULL) {
-            /* every operation before it is submitted: a flush of what the
-             * channel has in flight now covers them */
-            ucs_queue_pull_non_empty(&iface->backlog);
-            flush_comp = elem->flush_comp;
-            ucs_free(elem);
-            status = uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq, 1,
-                                              flush_comp);
-            if (status != UCS_INPROGRESS) {
-                uct_invoke_completion(flush_comp, status);
-            }
-            continue;
-        }
-
-        op     = ucs_container_of(elem, uct_gaudi_op_t, backlog);
-        status = uct_gaudi_dma_chan_post_dir(&iface->chan, op->xfers,
-                                             op->count, op->dir, &op->comp);
-        if (status == UCS_ERR_NO_RESOURCE) {
-            return; /* still full: its turn comes with the next room */
-        }
-
-        ucs_queue_pull_non_empty(&iface->backlog);
-        if (status != UCS_INPROGRESS) {
-            /* nothing to copy, or the device failed */
-            uct_gaudi_backlog_complete(elem, status);
-        }
-    }
-}
-
-void uct_gaudi_iface_backlog_cancel(uct_gaudi_iface_t *iface)
-{
-    uct_gaudi_backlog_elem_t *elem;
-
-    while (!ucs_queue_is_empty(&iface->backlog)) {
-        elem = ucs_queue_pull_elem_non_empty(&iface->backlog,
-                                             uct_gaudi_backlog_elem_t, queue);
-        uct_gaudi_backlog_complete(elem, UCS_ERR_CANCELED);
-    }
 }
 
 ucs_status_t uct_gaudi_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,

@@ -8,9 +8,10 @@
 #define UCT_GAUDI_EP_H_
 
 /*
- * What the endpoints of both transports share: the life of a zero-copy
- * operation (from the pool, through its DMA submission, to its completion
- * and the release of what it holds), the pending queue and the flush.
+ * What the endpoints of both transports share: a zero-copy operation from
+ * the pool, through its DMA submission (or the iface's backlog), to its
+ * completion; the pending queue and the flush. The iface owns the pool and
+ * the backlog (uct_gaudi_op_release, gaudi_iface.h).
  */
 
 #include "gaudi_iface.h"
@@ -20,10 +21,6 @@
  * exhausted (logged) */
 uct_gaudi_op_t *uct_gaudi_op_get(uct_gaudi_iface_t *iface,
                                  uct_completion_t *user_comp);
-
-
-/* Return @a op (and what it holds) to the pool without completing it */
-void uct_gaudi_op_release(uct_gaudi_op_t *op);
 
 
 /**

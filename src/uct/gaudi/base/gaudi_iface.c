@@ -147,6 +147,99 @@ void uct_gaudi_iface_query(uct_gaudi_iface_t *iface,
     iface_attr->priority            = 0;
 }
 
+static const uct_gaudi_iface_ops_t *
+uct_gaudi_iface_ops_of(const uct_gaudi_iface_t *iface)
+{
+    return ucs_derived_of(iface->super.internal_ops, uct_gaudi_iface_ops_t);
+}
+
+void uct_gaudi_op_release(uct_gaudi_op_t *op)
+{
+    const uct_gaudi_iface_ops_t *ops = uct_gaudi_iface_ops_of(op->iface);
+
+    if (ops->op_release != NULL) {
+        ops->op_release(op);
+    }
+
+    ucs_mpool_put_inline(op);
+}
+
+/* @a elem left the backlog without a DMA submission: complete it */
+static void uct_gaudi_backlog_complete(uct_gaudi_backlog_elem_t *elem,
+                                       ucs_status_t status)
+{
+    uct_completion_t *comp = elem->flush_comp;
+    uct_gaudi_op_t *op;
+
+    if (comp == NULL) {
+        op   = ucs_container_of(elem, uct_gaudi_op_t, backlog);
+        comp = op->user_comp;
+        uct_gaudi_op_release(op);
+    } else {
+        ucs_free(elem);
+    }
+
+    if (comp != NULL) {
+        uct_invoke_completion(comp, status);
+    }
+}
+
+/* Post the backlog's operations the DMA channel has room for, in order.
+ * The backlog, the op pool and the op's release are the iface's own: its
+ * progress and cleanup use them, the endpoints (gaudi_ep.c) only add to
+ * them */
+static void uct_gaudi_iface_backlog_progress(uct_gaudi_iface_t *iface)
+{
+    uct_gaudi_backlog_elem_t *elem;
+    uct_completion_t *flush_comp;
+    uct_gaudi_op_t *op;
+    ucs_status_t status;
+
+    while (!ucs_queue_is_empty(&iface->backlog)) {
+        elem = ucs_queue_head_elem_non_empty(&iface->backlog,
+                                             uct_gaudi_backlog_elem_t, queue);
+        if (elem->flush_comp != NULL) {
+            /* every operation before it is submitted: a flush of what the
+             * channel has in flight now covers them */
+            ucs_queue_pull_non_empty(&iface->backlog);
+            flush_comp = elem->flush_comp;
+            ucs_free(elem);
+            status = uct_gaudi_dma_chan_flush(&iface->chan, &iface->flushq, 1,
+                                              flush_comp);
+            if (status != UCS_INPROGRESS) {
+                uct_invoke_completion(flush_comp, status);
+            }
+            continue;
+        }
+
+        op     = ucs_container_of(elem, uct_gaudi_op_t, backlog);
+        status = uct_gaudi_dma_chan_post_dir(&iface->chan, op->xfers,
+                                             op->count, op->dir, &op->comp);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            return; /* still full: its turn comes with the next room */
+        }
+
+        ucs_queue_pull_non_empty(&iface->backlog);
+        if (status != UCS_INPROGRESS) {
+            /* nothing to copy, or the device failed */
+            uct_gaudi_backlog_complete(elem, status);
+        }
+    }
+}
+
+/* Complete what waits in the backlog with UCS_ERR_CANCELED (the iface
+ * closes) */
+static void uct_gaudi_iface_backlog_cancel(uct_gaudi_iface_t *iface)
+{
+    uct_gaudi_backlog_elem_t *elem;
+
+    while (!ucs_queue_is_empty(&iface->backlog)) {
+        elem = ucs_queue_pull_elem_non_empty(&iface->backlog,
+                                             uct_gaudi_backlog_elem_t, queue);
+        uct_gaudi_backlog_complete(elem, UCS_ERR_CANCELED);
+    }
+}
+
 ucs_status_t uct_gaudi_iface_flush_all(uct_gaudi_iface_t *iface,
                                        uct_completion_t *comp)
 {
@@ -333,12 +426,6 @@ ucs_status_t uct_gaudi_iface_event_arm(uct_iface_h tl_iface, unsigned events)
     }
 
     return uct_gaudi_event_arm(&iface->event);
-}
-
-static const uct_gaudi_iface_ops_t *
-uct_gaudi_iface_ops_of(const uct_gaudi_iface_t *iface)
-{
-    return ucs_derived_of(iface->super.internal_ops, uct_gaudi_iface_ops_t);
 }
 
 int uct_gaudi_iface_is_reachable(const uct_iface_h tl_iface,

@@ -212,14 +212,8 @@ ucs_status_t uct_gaudi_iface_flush_all(uct_gaudi_iface_t *iface,
                                        uct_completion_t *comp);
 
 
-/* Post the backlog's operations the DMA channel has room for, in order
- * (base/gaudi_ep.c) */
-void uct_gaudi_iface_backlog_progress(uct_gaudi_iface_t *iface);
-
-
-/* Complete what waits in the backlog with UCS_ERR_CANCELED (the iface
- * closes) */
-void uct_gaudi_iface_backlog_cancel(uct_gaudi_iface_t *iface);
+/* Return @a op (and what it holds) to the pool without completing it */
+void uct_gaudi_op_release(uct_gaudi_op_t *op);
 
 
 ucs_status_t uct_gaudi_iface_estimate_perf(uct_iface_h tl_iface,
