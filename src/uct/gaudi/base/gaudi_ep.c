@@ -77,27 +77,42 @@ UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ep_get_short,
     return status;
 }
 
-UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ep_put_zcopy,
-                 (tl_ep, iov, iovcnt, remote_addr, rkey, comp),
-                 uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
-                 uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
+/* put_zcopy and get_zcopy: the iov bound, then the transport's copy */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gaudi_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                   uint64_t remote_addr, uct_rkey_t rkey,
+                   uct_completion_t *comp, int is_put)
 {
     uct_gaudi_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                               uct_gaudi_iface_t);
     ucs_status_t status;
 
-    status = uct_gaudi_ep_check_iov(iface, iovcnt, "put_zcopy");
+    status = uct_gaudi_ep_check_iov(iface, iovcnt,
+                                    is_put ? "put_zcopy" : "get_zcopy");
     if (status != UCS_OK) {
         return status;
     }
 
     status = uct_gaudi_iface_ops(iface)->ep_zcopy(tl_ep, iov, iovcnt,
-                                                  remote_addr, rkey, comp, 1);
-    UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), PUT, ZCOPY,
-                      uct_iov_total_length(iov, iovcnt));
-    ucs_trace_data("PUT_ZCOPY size %zu from %p to 0x%" PRIx64 ": %s",
+                                                  remote_addr, rkey, comp,
+                                                  is_put);
+    ucs_trace_data("%s size %zu, local %p, remote 0x%" PRIx64 ": %s",
+                   is_put ? "PUT_ZCOPY" : "GET_ZCOPY",
                    uct_iov_total_length(iov, iovcnt), iov->buffer,
                    remote_addr, ucs_status_string(status));
+    return status;
+}
+
+UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ep_put_zcopy,
+                 (tl_ep, iov, iovcnt, remote_addr, rkey, comp),
+                 uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                 uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
+{
+    ucs_status_t status = uct_gaudi_ep_zcopy(tl_ep, iov, iovcnt, remote_addr,
+                                             rkey, comp, 1);
+
+    UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), PUT, ZCOPY,
+                      uct_iov_total_length(iov, iovcnt));
     return status;
 }
 
@@ -106,22 +121,11 @@ UCS_PROFILE_FUNC(ucs_status_t, uct_gaudi_ep_get_zcopy,
                  uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
                  uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
 {
-    uct_gaudi_iface_t *iface = ucs_derived_of(tl_ep->iface,
-                                              uct_gaudi_iface_t);
-    ucs_status_t status;
+    ucs_status_t status = uct_gaudi_ep_zcopy(tl_ep, iov, iovcnt, remote_addr,
+                                             rkey, comp, 0);
 
-    status = uct_gaudi_ep_check_iov(iface, iovcnt, "get_zcopy");
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    status = uct_gaudi_iface_ops(iface)->ep_zcopy(tl_ep, iov, iovcnt,
-                                                  remote_addr, rkey, comp, 0);
     UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), GET, ZCOPY,
                       uct_iov_total_length(iov, iovcnt));
-    ucs_trace_data("GET_ZCOPY size %zu from 0x%" PRIx64 " to %p: %s",
-                   uct_iov_total_length(iov, iovcnt), remote_addr,
-                   iov->buffer, ucs_status_string(status));
     return status;
 }
 
