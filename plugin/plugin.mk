@@ -45,15 +45,17 @@ PLUGIN_CPPFLAGS := -DHAVE_CONFIG_H -DUCX_GAUDI_PLUGIN -DCPU_FLAGS="" \
                    -I$(TOP_SRCDIR)/src -I$(FEATURES_DIR) \
                    -I$(UCX_SRC) -I$(UCX_SRC)/src
 PLUGIN_CFLAGS   := $(UCX_CFLAGS) -fPIC
-# the emulator is plain C and exports only its entry points (as in-tree)
-EMU_CPPFLAGS    := -I$(TOP_SRCDIR)/src
+# the emulator is plain C and exports only its entry points (as in-tree);
+# its "config.h" is the UCX tree's, as in-tree: NVALGRIND unless that UCX
+# was configured --with-valgrind (no valgrind header needed then)
+EMU_CPPFLAGS    := -DHAVE_CONFIG_H -I$(TOP_SRCDIR)/src -I$(UCX_SRC)
 EMU_CFLAGS      := $(UCX_CFLAGS) -fPIC -fvisibility=hidden
 UCX_LDFLAGS     := -L$(UCX_PREFIX)/lib -Wl,-rpath,$(UCX_PREFIX)/lib
 SO_LDFLAGS       = -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@)
 
 all: $(LIBS)
 
-$(OUT)/obj/uct/gaudi/emu/%.o: $(GAUDI_SRC)/emu/%.c
+$(OUT)/obj/uct/gaudi/emu/%.o: $(GAUDI_SRC)/emu/%.c $(UCX_SRC)/config.h
 	@mkdir -p $(@D)
 	@echo "  CC       $(notdir $@)"
 	@$(CC) $(EMU_CPPFLAGS) $(EMU_CFLAGS) -MMD -MP -c -o $@ $<
