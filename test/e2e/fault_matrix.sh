@@ -35,14 +35,14 @@ table=0
 faults=${FAULT_MATRIX_FAULTS:-"fail:open:1+:EAGAIN fail:mmap:1+:ENOMEM
     fail:info:1+:EBUSY fail:cb:1+:ENOMEM fail:cs:1:EAGAIN fail:cs:1+:EAGAIN
     fail:cs:1+:EIO fail:wait_cs:1:EINTR fail:wait_cs:1+:EIO
-    fail:memory:1+:ENOMEM fail:debug:1+:EPERM cs_timeout:1 cs_abort:1
-    reset:1"}
+    fail:memory:1+:ENOMEM fail:debug:1+:EPERM fail:any:1:EFAULT
+    cs_timeout:1 cs_abort:1 reset:1"}
 ops=${FAULT_MATRIX_OPS:-"tag put get am"}
 sizes=${FAULT_MATRIX_SIZES:-"8 4194304"}
 dir=$(mktemp -d /tmp/ucx-gaudi-faults.XXXXXX)
 trap 'rm -rf "$UCX_GAUDI_EMU_STATE_DIR" "$dir"' EXIT
 
-cells=0 bad=0 known=0 start=$SECONDS
+cells=0 bad=0 start=$SECONDS
 for fault in none $faults; do
     for side in initiator target; do
         [ "$fault" = none ] && [ "$side" = target ] && continue
@@ -62,9 +62,6 @@ for fault in none $faults; do
                     line=$(grep -m1 '^CELL' "$out" || true)
                     case "$line" in
                     *outcome=ok*|*outcome=error*)
-                        echo "$line" >> "$dir/cells" ;;
-                    *outcome=known*)
-                        known=$((known + 1))
                         echo "$line" >> "$dir/cells" ;;
                     *)
                         bad=$((bad + 1))
@@ -89,15 +86,11 @@ done
 #            faulted process's device is out until ucp_cleanup); host memory
 #            over UCP still works
 #   n/r      the fault was not reached during the operation (data right)
-#   K        UCP 1.13.1's known limit: the sender's memory-type pack of an
-#            eager message failed and UCP sent the message anyway (the
-#            data is wrong, the send reports success; docs/faults.md)
 #   FAIL     a hang, crash, corruption or leak
 summarize() {
     awk -v ops="$ops" -v sizes="$sizes" '
     function code(a, b, o, fired) {
         if (o == "FAIL") return "FAIL"
-        if (o == "known") return "K"
         if (o == "ok") return (fired == "0" && f["fault"] != "none") ? "n/r" : "ok"
         return (b == "Success") ? "E>ok" : "E>E"
     }
@@ -132,8 +125,7 @@ summarize() {
     }' "$dir/cells"
 }
 
-echo "fault matrix: $cells cells in $((SECONDS - start)) s, $bad failed," \
-     "$known with UCP 1.13.1's known eager-pack limit"
+echo "fault matrix: $cells cells in $((SECONDS - start)) s, $bad failed"
 if [ "$table" = 1 ] || [ "$bad" -gt 0 ]; then
     summarize
 fi
