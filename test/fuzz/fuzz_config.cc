@@ -534,7 +534,7 @@ TEST(gaudi_fuzz_config, finds_the_knobs)
                              "UCX_GAUDI_COPY_RCACHE", "UCX_GAUDI_COPY_BW",
                              "UCX_GAUDI_COPY_MAX_INFLIGHT",
                              "UCX_GAUDI_IPC_TIMEOUT", "UCX_GAUDI_IPC_CACHE",
-                             "UCX_GAUDI_IPC_MAX_BCOPY"}) {
+                             "UCX_GAUDI_IPC_BOUNCE_SIZE"}) {
         EXPECT_TRUE(names.count(name)) << name << " not found";
     }
 }

@@ -327,6 +327,14 @@ void rkey_fuzzer::unpack_ipc(const uct_gaudi_ipc_rkey_t &key,
     if (status != UCS_OK) {
         m_w.count(status == UCS_ERR_UNREACHABLE ? "unreachable" :
                   status == UCS_ERR_INVALID_PARAM ? "invalid" : "other_err");
+        /* UCX's perftest releases the key of an unreachable peer anyway,
+         * its bundle as it was before the unpack (zeroed, or invalid):
+         * that must do nothing (it was a NULL dereference) */
+        bundle.handle = NULL;
+        bundle.rkey   = 0;
+        uct_rkey_release(m_ipc, &bundle);
+        bundle.rkey   = UCT_INVALID_RKEY;
+        uct_rkey_release(m_ipc, &bundle);
         return;
     }
 

@@ -55,11 +55,14 @@ static const errno_case errno_cases[] = {
 };
 
 
-/* After a fatal error every call reports the failed device */
+/* After a fatal error every call reports the failed device; the failure
+ * was logged once, when it happened, and the refused calls log nothing
+ * more (issue 20: one abort logged 74 times, a perftest 16,513 times) */
 static void expect_failed(uct_gaudi_dev_t *dev, const char *reason,
                           log_capture &log)
 {
-    unsigned before = log.count("device gaudi0 failed: ");
+    unsigned before = log.count("device gaudi0 failed: " +
+                                std::string(reason));
     uct_gaudi_mem_t mem;
 
     EXPECT_TRUE(dev->failed);
@@ -69,8 +72,9 @@ static void expect_failed(uct_gaudi_dev_t *dev, const char *reason,
     EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_mem_alloc(dev, MB, &mem));
     EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_memset(dev, dev->info->dram_base,
                                                      0, 64));
-    EXPECT_EQ(before + 3, log.count("device gaudi0 failed: " +
-                                    std::string(reason)));
+    EXPECT_EQ(1u, before);
+    EXPECT_EQ(before, log.count("device gaudi0 failed: " +
+                                std::string(reason)));
 }
 
 TEST(base_fault, memory_errno_mapping) {

@@ -437,6 +437,14 @@ uct_gaudi_rcache_set_params(ucs_rcache_params_t *params,
 #endif
 }
 
+/* RCACHE_ADDR_ALIGN, where UCX has that knob; the page size (the
+ * alignment the cache is asked for) where it has not */
+#if UCX_GAUDI_HAVE_UCS_RCACHE_CONFIG
+#  define UCT_GAUDI_RCACHE_CONFIG_ALIGNMENT(_config) ucs_get_page_size()
+#else
+#  define UCT_GAUDI_RCACHE_CONFIG_ALIGNMENT(_config) ((_config)->alignment)
+#endif
+
 /* Seconds a lookup costs (RCACHE_OVERHEAD; "auto" as UCT 1.13.1 on x86) */
 static inline double
 uct_gaudi_rcache_overhead(const uct_gaudi_rcache_config_t *config)

@@ -13,12 +13,34 @@
 #include <uct/gaudi/drv/gaudi_buf.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/compiler.h>
+#include <ucs/sys/string.h>
+#include <stdio.h>
+#include <unistd.h>
 
 
 /*
  * Gaudi device VAs are not CPU-addressable: every fill and copy below goes
  * through the DMA engine of the device this process owns (gaudi_buf.h).
  */
+
+
+/* ucx_perftest prints its figures whatever its transfers returned (it logs
+ * a failed send and goes on) and exits 0: the first failure of a Gaudi
+ * operation of this process is kept here, and at exit it makes the exit
+ * status non-zero, with the reason */
+static char ucx_perf_gaudi_failure[256];
+
+static void ucx_perf_gaudi_failed(const char *what, ucs_status_t status)
+{
+    if (ucx_perf_gaudi_failure[0] == '\0') {
+        ucs_error("%s: %s", what, ucs_status_string(status));
+        ucs_snprintf_safe(ucx_perf_gaudi_failure,
+                          sizeof(ucx_perf_gaudi_failure), "%s: %s", what,
+                          ucs_status_string(status));
+    } else {
+        ucs_debug("%s: %s", what, ucs_status_string(status));
+    }
+}
 
 static ucs_status_t ucx_perf_gaudi_init(ucx_perf_context_t *perf)
 {
@@ -111,10 +133,8 @@ static void ucx_perf_gaudi_memcpy(void *dst, ucs_memory_type_t dst_mem_type,
 
     status = uct_gaudi_buf_copy(dst, dst_is_dev, src, src_is_dev, count);
     if (status != UCS_OK) {
-        ucs_error("failed to copy %zu bytes %s %p -> %s %p: %s", count,
-                  ucs_memory_type_names[src_mem_type], src,
-                  ucs_memory_type_names[dst_mem_type], dst,
-                  ucs_status_string(status));
+        ucx_perf_gaudi_failed("failed to copy between Gaudi and host memory",
+                              status);
     }
 }
 
@@ -124,8 +144,7 @@ static void *ucx_perf_gaudi_memset(void *dst, int value, size_t count)
 
     status = uct_gaudi_buf_memset(dst, value, count);
     if (status != UCS_OK) {
-        ucs_error("failed to set %zu bytes of Gaudi memory %p: %s", count,
-                  dst, ucs_status_string(status));
+        ucx_perf_gaudi_failed("failed to set Gaudi memory", status);
     }
 
     return dst;
@@ -145,5 +164,22 @@ UCS_STATIC_INIT {
 }
 
 UCS_STATIC_CLEANUP {
+    char reason[128];
+
     ucx_perf_mem_type_allocators[UCS_MEMORY_TYPE_GAUDI] = NULL;
+    if (uct_gaudi_buf_device_failed(reason, sizeof(reason)) &&
+        (ucx_perf_gaudi_failure[0] == '\0')) {
+        ucs_snprintf_safe(ucx_perf_gaudi_failure,
+                          sizeof(ucx_perf_gaudi_failure),
+                          "the Gaudi device failed (%s)", reason);
+    }
+
+    if (ucx_perf_gaudi_failure[0] != '\0') {
+        /* at exit, after the figures: they measured failed transfers */
+        fflush(NULL);
+        fprintf(stderr, "ucx_perftest: Gaudi operations of this process "
+                "failed, the results are not valid: %s\n",
+                ucx_perf_gaudi_failure);
+        _exit(1);
+    }
 }

@@ -9,6 +9,7 @@
 #endif
 
 #include "gaudi_iface.h"
+#include "gaudi_knob.h"
 
 #include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/debug/log.h>
@@ -27,6 +28,9 @@
 /* Copies one operation may batch: its stack and its host mappings grow
  * with it */
 #define UCT_GAUDI_IFACE_MAX_IOV_LIMIT  256
+
+/* DMA submissions in flight: one pre-mapped command buffer each */
+#define UCT_GAUDI_IFACE_MAX_INFLIGHT   1024
 
 
 ucs_config_field_t uct_gaudi_iface_config_table[] = {
@@ -76,6 +80,13 @@ ucs_config_field_t uct_gaudi_iface_config_table[] = {
      ucs_offsetof(uct_gaudi_iface_config_t, max_poll),
      UCS_CONFIG_TYPE_UINT},
 
+    {"BOUNCE_SIZE", "1m",
+     "Size of the pre-registered host buffer through which short (and, for\n"
+     "gaudi_ipc, bcopy) operations and unregistered host memory are staged;\n"
+     "also gaudi_ipc's largest bcopy operation.",
+     ucs_offsetof(uct_gaudi_iface_config_t, bounce_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
     {NULL}
 };
 
@@ -91,6 +102,7 @@ static ucs_stats_class_t uct_gaudi_iface_stats_class = {
         [UCT_GAUDI_IFACE_STAT_BYTES_D2D]   = "bytes_d2d",
         [UCT_GAUDI_IFACE_STAT_DMA_ERRORS]  = "dma_errors",
         [UCT_GAUDI_IFACE_STAT_NO_RESOURCE] = "no_resource",
+        [UCT_GAUDI_IFACE_STAT_REFUSED]     = "refused",
         [UCT_GAUDI_IFACE_STAT_WAKEUPS]     = "wakeups"
     }
 };
@@ -305,6 +317,8 @@ static void uct_gaudi_iface_stats_update(uct_gaudi_iface_t *iface)
                           counters->errors);
     UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_IFACE_STAT_NO_RESOURCE,
                           counters->no_resource);
+    UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_IFACE_STAT_REFUSED,
+                          counters->refused);
     UCS_STATS_SET_COUNTER(iface->stats, UCT_GAUDI_IFACE_STAT_WAKEUPS,
                           iface->event.wakeups);
 #endif
@@ -441,17 +455,6 @@ int uct_gaudi_iface_is_reachable(const uct_iface_h tl_iface,
 /* A bandwidth knob is "auto" or a positive finite bandwidth: UCS's parser
  * also takes inf, nan and negative numbers, which UCP's lane selection
  * cannot use */
-static ucs_status_t uct_gaudi_iface_check_bw(const char *knob_prefix,
-                                             double bw)
-{
-    if (isfinite(bw) && (UCT_GAUDI_CONFIG_BW_IS_AUTO(bw) || (bw > 0))) {
-        return UCS_OK;
-    }
-
-    ucs_error("%sBW=%g is not a positive finite bandwidth", knob_prefix, bw);
-    return UCS_ERR_INVALID_PARAM;
-}
-
 static ucs_status_t
 uct_gaudi_iface_check_device(const uct_iface_params_t *params,
                              const char *tl_name, const char *dev_name)
@@ -469,6 +472,54 @@ uct_gaudi_iface_check_device(const uct_iface_params_t *params,
     return UCS_OK;
 }
 
+/*
+ * Values the parser accepts by type that cannot be right (a negative or
+ * "inf" size, -1 wrapped to 4294967295, a latency of years): refused at open
+ * with the knob, its value and the range, rather than a transport that
+ * fails later with no message or models nonsense
+ */
+static ucs_status_t
+uct_gaudi_iface_config_check(const uct_gaudi_iface_config_t *config,
+                             const char *prefix)
+{
+    ucs_status_t status = UCS_OK;
+
+    if (!UCT_GAUDI_CONFIG_BW_IS_AUTO(config->bandwidth)) {
+        status = uct_gaudi_knob_check_dbl(prefix, "BW", config->bandwidth,
+                                            "B/s", 1.0, 1e13);
+    }
+    if ((status == UCS_OK) && (config->latency != UCS_TIME_AUTO)) {
+        status = uct_gaudi_knob_check_time(prefix, "LAT", config->latency,
+                                             0, ucs_time_from_sec(1.0));
+    }
+    if (status == UCS_OK) {
+        status = uct_gaudi_knob_check_dbl(prefix, "OVERHEAD",
+                                            config->overhead * 1e6, "us", 0,
+                                            1e6);
+    }
+    if (status == UCS_OK) {
+        status = uct_gaudi_knob_check_uint(prefix, "MAX_INFLIGHT",
+                                             config->max_inflight, 1,
+                                             UCT_GAUDI_IFACE_MAX_INFLIGHT);
+    }
+    if (status == UCS_OK) {
+        status = uct_gaudi_knob_check_uint(prefix, "MAX_IOV",
+                                             config->max_iov, 1,
+                                             UCT_GAUDI_IFACE_MAX_IOV_LIMIT);
+    }
+    if (status == UCS_OK) {
+        status = uct_gaudi_knob_check_uint(prefix, "MAX_POLL",
+                                             config->max_poll, 1, 65536);
+    }
+    if (status == UCS_OK) {
+        status = uct_gaudi_knob_check_size(prefix, "BOUNCE_SIZE",
+                                             config->bounce_size,
+                                             UCS_KBYTE * 4, UCS_GBYTE);
+    }
+
+    return status;
+}
+
 static void uct_gaudi_iface_set_config(uct_gaudi_iface_t *iface,
                                        const uct_gaudi_iface_config_t *config,
                                        const uct_gaudi_iface_params_t *params)
@@ -479,8 +530,8 @@ static void uct_gaudi_iface_set_config(uct_gaudi_iface_t *iface,
                               params->auto_latency :
                               ucs_time_to_sec(config->latency);
     iface->config.overhead  = config->overhead;
-    iface->config.max_iov   = ucs_max(config->max_iov, 1);
-    iface->config.max_poll  = ucs_max(config->max_poll, 1);
+    iface->config.max_iov   = config->max_iov;
+    iface->config.max_poll  = config->max_poll;
 }
 
 static ucs_mpool_ops_t uct_gaudi_iface_op_mpool_ops = {
@@ -513,16 +564,9 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
         return status;
     }
 
-    status = uct_gaudi_iface_check_bw(gaudi_params->knob_prefix,
-                                      config->bandwidth);
+    status = uct_gaudi_iface_config_check(config, gaudi_params->knob_prefix);
     if (status != UCS_OK) {
         return status;
-    }
-
-    if (config->max_iov > UCT_GAUDI_IFACE_MAX_IOV_LIMIT) {
-        ucs_error("%sMAX_IOV=%u is more than %u", gaudi_params->knob_prefix,
-                  config->max_iov, UCT_GAUDI_IFACE_MAX_IOV_LIMIT);
-        return UCS_ERR_INVALID_PARAM;
     }
 
     self->tl_name    = gaudi_params->tl_name;
@@ -534,7 +578,7 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
     ucs_queue_head_init(&self->flushq);
     ucs_queue_head_init(&self->backlog);
 
-    status = uct_gaudi_bounce_init(dev, gaudi_params->bounce_size,
+    status = uct_gaudi_bounce_init(dev, config->bounce_size,
                                    gaudi_params->tl_name, &self->bounce);
     if (status != UCS_OK) {
         return status;

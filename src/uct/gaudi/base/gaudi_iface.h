@@ -40,6 +40,7 @@ typedef struct uct_gaudi_iface_config {
     unsigned           max_inflight; /* DMA submissions in flight */
     unsigned           max_iov;      /* copies batched in one zcopy */
     unsigned           max_poll;     /* completions per progress call */
+    size_t             bounce_size;  /* staging buffer of short operations */
 } uct_gaudi_iface_config_t;
 
 
@@ -110,7 +111,6 @@ typedef struct uct_gaudi_iface_params {
     const char *dev_name;     /* the one device it serves */
     const char *knob_prefix;  /* "UCX_GAUDI_COPY_": errors name knobs */
     double     auto_latency;  /* seconds, for LAT=auto */
-    size_t     bounce_size;   /* staging buffer of short operations */
     size_t     op_size;       /* size of its operation, >= uct_gaudi_op_t */
     /* a zero-copy operation the DMA queue has no room for waits in the
      * iface's backlog (UCS_INPROGRESS) instead of failing with
@@ -126,6 +126,7 @@ enum {
     UCT_GAUDI_IFACE_STAT_BYTES_D2D,
     UCT_GAUDI_IFACE_STAT_DMA_ERRORS,
     UCT_GAUDI_IFACE_STAT_NO_RESOURCE,
+    UCT_GAUDI_IFACE_STAT_REFUSED,
     UCT_GAUDI_IFACE_STAT_WAKEUPS,
     UCT_GAUDI_IFACE_STAT_LAST
 };

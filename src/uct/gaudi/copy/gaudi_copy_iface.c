@@ -25,12 +25,6 @@ static ucs_config_field_t uct_gaudi_copy_iface_config_table[] = {
      ucs_offsetof(uct_gaudi_copy_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_gaudi_iface_config_table)},
 
-    {"BOUNCE_SIZE", "1m",
-     "Size of the pre-registered host buffer through which short operations\n"
-     "and unregistered (pageable) host memory are staged.",
-     ucs_offsetof(uct_gaudi_copy_iface_config_t, bounce_size),
-     UCS_CONFIG_TYPE_MEMUNITS},
-
     {NULL}
 };
 
@@ -148,15 +142,14 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_iface_t, uct_md_h tl_md,
                            const uct_iface_params_t *params,
                            const uct_iface_config_t *tl_config)
 {
-    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
     const uct_gaudi_copy_iface_config_t *config =
             ucs_derived_of(tl_config, uct_gaudi_copy_iface_config_t);
+    uct_gaudi_copy_md_t *md = ucs_derived_of(tl_md, uct_gaudi_copy_md_t);
     uct_gaudi_iface_params_t gaudi_params = {
         .tl_name         = UCT_GAUDI_COPY_TL_NAME,
         .dev_name        = md->dev->name,
         .knob_prefix     = "UCX_GAUDI_COPY_",
         .auto_latency    = 8e-6,
-        .bounce_size     = config->bounce_size,
         /* an iov may need a host mapping at each end */
         .op_size         = sizeof(uct_gaudi_copy_op_t) +
                            (2 * ucs_max(config->super.max_iov, 1) *

@@ -15,7 +15,6 @@ typedef uint64_t uct_gaudi_copy_iface_addr_t;
 
 typedef struct uct_gaudi_copy_iface_config {
     uct_gaudi_iface_config_t super;
-    size_t                   bounce_size;  /* staging buffer for short ops */
 } uct_gaudi_copy_iface_config_t;
 
 

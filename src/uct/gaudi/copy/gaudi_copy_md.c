@@ -10,6 +10,7 @@
 
 #include "gaudi_copy_md.h"
 
+#include <uct/gaudi/base/gaudi_knob.h>
 #include <uct/gaudi/base/gaudi_md.h>
 #include <uct/gaudi/drv/gaudi_lib.h>
 #include <ucs/debug/log.h>
@@ -485,6 +486,30 @@ uct_gaudi_copy_md_open(uct_component_t *component, const char *md_name,
             ucs_derived_of(uct_md_config, uct_gaudi_copy_md_config_t);
     uct_gaudi_copy_md_t *md;
     ucs_status_t status;
+    size_t align;
+
+    /* a registration costs microseconds, and a fraction of a nanosecond a
+     * byte; beyond a second (or a microsecond a byte) it models nonsense */
+    status = uct_gaudi_knob_check_dbl("UCX_GAUDI_COPY_", "REG_OVERHEAD",
+                                      config->reg_cost.c * 1e6, "us", 0, 1e6);
+    if (status == UCS_OK) {
+        status = uct_gaudi_knob_check_dbl("UCX_GAUDI_COPY_", "REG_GROWTH",
+                                          config->reg_cost.m * 1e9, "ns", 0,
+                                          1e3);
+    }
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* UCX's rcache refuses it too, but without naming the knob */
+    align = UCT_GAUDI_RCACHE_CONFIG_ALIGNMENT(&config->rcache);
+    if (!ucs_is_pow2(align) || (align < 16) ||
+        (align > ucs_get_page_size())) {
+        ucs_error("UCX_GAUDI_COPY_RCACHE_ADDR_ALIGN=%zu is out of range: "
+                  "accepted a power of 2 in 16..%zu", align,
+                  ucs_get_page_size());
+        return UCS_ERR_INVALID_PARAM;
+    }
 
     md = ucs_calloc(1, sizeof(*md), "uct_gaudi_copy_md_t");
     if (md == NULL) {

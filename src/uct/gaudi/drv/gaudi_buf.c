@@ -16,6 +16,7 @@
 
 #include <ucs/datastruct/khash.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/string.h>
 #include <ucs/type/spinlock.h>
 #include <pthread.h>
 #include <string.h>
@@ -157,4 +158,19 @@ ucs_status_t uct_gaudi_buf_copy(void *dst, int dst_is_dev, const void *src,
 
     memcpy(dst, src, length);
     return UCS_OK;
+}
+
+int uct_gaudi_buf_device_failed(char *reason, size_t max)
+{
+    int failed;
+
+    pthread_mutex_lock(&uct_gaudi_buf_ctx.lock);
+    failed = (uct_gaudi_buf_ctx.dev != NULL) && uct_gaudi_buf_ctx.dev->failed;
+    if (failed) {
+        pthread_mutex_lock(&uct_gaudi_buf_ctx.dev->lock);
+        ucs_strncpy_safe(reason, uct_gaudi_buf_ctx.dev->fail_reason, max);
+        pthread_mutex_unlock(&uct_gaudi_buf_ctx.dev->lock);
+    }
+    pthread_mutex_unlock(&uct_gaudi_buf_ctx.lock);
+    return failed;
 }

@@ -37,6 +37,11 @@ ucs_status_t uct_gaudi_buf_memset(void *ptr, int c, size_t length);
 ucs_status_t uct_gaudi_buf_copy(void *dst, int dst_is_dev, const void *src,
                                 int src_is_dev, size_t length);
 
+/* Whether the device these buffers live on has failed (reset, removed, a
+ * DMA that failed or timed out) since the first buffer; if so, why, in
+ * @a reason (@a max bytes) */
+int uct_gaudi_buf_device_failed(char *reason, size_t max);
+
 END_C_DECLS
 
 #endif

@@ -516,6 +516,9 @@ static ucs_status_t uct_gaudi_dma_post_batch(uct_gaudi_dma_chan_t *chan,
 
     status = uct_gaudi_dma_check(dev);
     if (status != UCS_OK) {
+        pthread_mutex_lock(&chan->lock);
+        ++chan->counters.refused;
+        pthread_mutex_unlock(&chan->lock);
         return status;
     }
 

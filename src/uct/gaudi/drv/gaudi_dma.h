@@ -88,6 +88,8 @@ typedef struct uct_gaudi_dma_counters {
     uint64_t num_cs;                         /* submissions accepted */
     uint64_t errors;                         /* submissions that failed */
     uint64_t no_resource;                    /* posts refused: full */
+    uint64_t refused;                        /* posts refused: the device
+                                                failed, or cannot DMA */
     uint64_t gone;                           /* completed, reaped after their
                                                 fence left the window */
 } uct_gaudi_dma_counters_t;

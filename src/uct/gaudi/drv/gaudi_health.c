@@ -53,7 +53,9 @@ ucs_status_t uct_gaudi_dev_check(uct_gaudi_dev_t *dev)
         return UCS_OK;
     }
 
-    ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
+    /* the failure was logged once, when it happened; every later call is
+     * refused (and counted by its caller), not logged again */
+    ucs_debug("device %s failed: %s", dev->name, dev->fail_reason);
     return UCS_ERR_IO_ERROR;
 }
 

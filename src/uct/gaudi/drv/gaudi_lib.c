@@ -21,11 +21,15 @@
 #include <ucs/sys/preprocessor.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/init_once.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 
 #define UCT_GAUDI_LIB_CONFIG_PREFIX "GAUDI_"
+/* Reasons uct_gaudi_lib_first_notice() tells apart, and their length */
+#define UCT_GAUDI_LIB_MAX_NOTICES    64
+#define UCT_GAUDI_LIB_NOTICE_MAX     64
 #define UCT_GAUDI_MAPPING_TABLE_ENV  "GAUDI_MAPPING_TABLE"
 
 
@@ -74,9 +78,21 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
     {"EMU_DEVICES", "0",
      "Number of emulated Gaudi devices. 0 (default) uses the real driver and\n"
      "never loads the emulator; N > 0 loads " UCT_GAUDI_EMU_LIB_NAME "\n"
-     "and emulates N devices, so Gaudi transports run without hardware.",
+     "and emulates N devices, so Gaudi transports run without hardware.\n"
+     "The other UCX_GAUDI_EMU_* knobs are read only then.",
      ucs_offsetof(uct_gaudi_lib_config_t, emu_devices), UCS_CONFIG_TYPE_UINT},
 
+    {NULL}
+};
+
+UCS_CONFIG_REGISTER_TABLE(uct_gaudi_lib_config_table, "Gaudi",
+                          UCT_GAUDI_LIB_CONFIG_PREFIX,
+                          uct_gaudi_lib_config_t, &ucs_config_global_list)
+
+/* The emulator's knobs, in a table of their own over the same structure:
+ * read only when the emulator is on, so that a stale or mistyped one
+ * cannot take the transports away from a machine with real devices */
+static ucs_config_field_t uct_gaudi_lib_emu_config_table[] = {
     {"EMU_ASIC", "gaudi2",
      "ASIC generation the emulator models: gaudi2, gaudi1 or gaudi3.",
      ucs_offsetof(uct_gaudi_lib_config_t, emu_asic),
@@ -158,7 +174,7 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
     {NULL}
 };
 
-UCS_CONFIG_REGISTER_TABLE(uct_gaudi_lib_config_table, "Gaudi",
+UCS_CONFIG_REGISTER_TABLE(uct_gaudi_lib_emu_config_table, "Gaudi emulator",
                           UCT_GAUDI_LIB_CONFIG_PREFIX,
                           uct_gaudi_lib_config_t, &ucs_config_global_list)
 
@@ -167,6 +183,7 @@ static struct {
     ucs_init_once_t         init_once;
     ucs_status_t            status;
     int                     config_valid;
+    int                     emu_config_valid;
     uct_gaudi_lib_config_t config;
     uct_gaudi_dev_info_t    *devices;     /* logical order */
     unsigned                num_devices;
@@ -217,9 +234,30 @@ static void uct_gaudi_lib_apply_maptab(uct_gaudi_dev_info_t *devs,
     }
 }
 
+/* Longest and shortest synchronous DMA wait that can be right: a 4 GiB
+ * copy over one PCIe Gen4 link takes 0.2 s; valgrind runs take minutes */
+#define UCT_GAUDI_LIB_DMA_TIMEOUT_MIN 0.1
+#define UCT_GAUDI_LIB_DMA_TIMEOUT_MAX (24.0 * 3600.0)
+
 /* What the config parser cannot check by type */
 static ucs_status_t
 uct_gaudi_lib_check_config(const uct_gaudi_lib_config_t *config)
+{
+    if (!(config->dma_timeout >= UCT_GAUDI_LIB_DMA_TIMEOUT_MIN) ||
+        !(config->dma_timeout <= UCT_GAUDI_LIB_DMA_TIMEOUT_MAX)) {
+        ucs_error("UCX_GAUDI_DMA_TIMEOUT=%.3gs is out of range: accepted "
+                  "%gs..%gs", config->dma_timeout,
+                  UCT_GAUDI_LIB_DMA_TIMEOUT_MIN,
+                  UCT_GAUDI_LIB_DMA_TIMEOUT_MAX);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    return UCS_OK;
+}
+
+/* What the config parser cannot check by type, of the emulator's knobs */
+static ucs_status_t
+uct_gaudi_lib_check_emu_config(const uct_gaudi_lib_config_t *config)
 {
     if (config->emu_proc_numa == UCS_ULUNITS_INF) {
         ucs_error("UCX_GAUDI_EMU_PROC_NUMA=inf is not a NUMA node (0..63 or "
@@ -252,6 +290,24 @@ static ucs_status_t uct_gaudi_lib_init_once(void)
     status = uct_gaudi_lib_check_config(&uct_gaudi_lib_ctx.config);
     if (status != UCS_OK) {
         return status;
+    }
+
+    if (uct_gaudi_lib_ctx.config.emu_devices > 0) {
+        status = uct_gaudi_config_fill(
+                &uct_gaudi_lib_ctx.config,
+                &uct_gaudi_lib_emu_config_table_config_entry,
+                UCS_DEFAULT_ENV_PREFIX, 0);
+        if (status != UCS_OK) {
+            ucs_error("failed to read the Gaudi emulator's configuration "
+                      "(UCX_GAUDI_EMU_*): %s", ucs_status_string(status));
+            return status;
+        }
+
+        uct_gaudi_lib_ctx.emu_config_valid = 1;
+        status = uct_gaudi_lib_check_emu_config(&uct_gaudi_lib_ctx.config);
+        if (status != UCS_OK) {
+            return status;
+        }
     }
 
     status = uct_gaudi_seam_select(&uct_gaudi_lib_ctx.config);
@@ -299,6 +355,11 @@ void uct_gaudi_lib_cleanup(void)
         ucs_free(uct_gaudi_lib_ctx.devices);
         uct_gaudi_lib_ctx.devices     = NULL;
         uct_gaudi_lib_ctx.num_devices = 0;
+        if (uct_gaudi_lib_ctx.emu_config_valid) {
+            ucs_config_parser_release_opts(&uct_gaudi_lib_ctx.config,
+                                           uct_gaudi_lib_emu_config_table);
+            uct_gaudi_lib_ctx.emu_config_valid = 0;
+        }
         if (uct_gaudi_lib_ctx.config_valid) {
             ucs_config_parser_release_opts(&uct_gaudi_lib_ctx.config,
                                            uct_gaudi_lib_config_table);
@@ -344,4 +405,26 @@ const uct_gaudi_dev_info_t *uct_gaudi_lib_device(unsigned index)
 const uct_gaudi_dev_info_t *uct_gaudi_lib_devices(void)
 {
     return uct_gaudi_lib_ctx.devices;
+}
+
+int uct_gaudi_lib_first_notice(const char *reason)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char given[UCT_GAUDI_LIB_MAX_NOTICES][UCT_GAUDI_LIB_NOTICE_MAX];
+    static unsigned num_given;
+    unsigned i;
+    int first;
+
+    pthread_mutex_lock(&lock);
+    for (i = 0; (i < num_given) && strncmp(given[i], reason,
+                                            UCT_GAUDI_LIB_NOTICE_MAX - 1);
+         ++i) {
+    }
+    first = (i == num_given) && (num_given < UCT_GAUDI_LIB_MAX_NOTICES);
+    if (first) {
+        ucs_strncpy_safe(given[num_given++], reason,
+                         UCT_GAUDI_LIB_NOTICE_MAX);
+    }
+    pthread_mutex_unlock(&lock);
+    return first;
 }

@@ -17,6 +17,7 @@
 #include "gaudi_discover.h"
 
 #include <ucs/config/parser.h>
+#include <ucs/debug/log.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
 
@@ -60,6 +61,27 @@ const uct_gaudi_dev_info_t *uct_gaudi_lib_device(unsigned index);
 
 /* The discovered devices in logical order (uct_gaudi_lib_num_devices()) */
 const uct_gaudi_dev_info_t *uct_gaudi_lib_devices(void);
+
+
+/**
+ * Whether this is the first time this process gives @a reason (a short key,
+ * "ipc-import-failed", compared by content): for what a user must see once
+ * per process and reason, such as a fallback and its cause, and not once per
+ * operation or peer. Thread safe. Beyond a few dozen distinct reasons every
+ * call answers 0.
+ */
+int uct_gaudi_lib_first_notice(const char *reason);
+
+/* Log at @a _level the first time this process gives @a _reason, and at
+ * debug level after (uct_gaudi_lib_first_notice) */
+#define uct_gaudi_log_once(_level, _reason, _fmt, ...) \
+    do { \
+        if (uct_gaudi_lib_first_notice(_reason)) { \
+            ucs_log(_level, _fmt, ## __VA_ARGS__); \
+        } else { \
+            ucs_debug(_fmt, ## __VA_ARGS__); \
+        } \
+    } while (0)
 
 END_C_DECLS
 

@@ -17,12 +17,13 @@
 static int emu_config_check_model(const gaudi_emu_config_t *config)
 {
     if (!(config->bandwidth >= 0) || isinf(config->bandwidth)) {
-        emu_error("invalid DMA bandwidth %g B/s", config->bandwidth);
+        emu_error("EMU_BW: invalid DMA bandwidth %g B/s", config->bandwidth);
         return -EINVAL;
     }
 
     if (!(config->latency >= 0) || (config->latency > 60)) {
-        emu_error("invalid CS latency %g s (0..60)", config->latency);
+        emu_error("EMU_LATENCY: invalid CS latency %g s (0..60)",
+                  config->latency);
         return -EINVAL;
     }
 
@@ -34,21 +35,23 @@ static int emu_config_check(const gaudi_emu_config_t *config,
 {
     if ((config->num_devices == 0) ||
         (config->num_devices > EMU_MAX_DEVICES)) {
-        emu_error("invalid number of emulated devices %u (1..%d)",
+        emu_error("EMU_DEVICES: invalid number of emulated devices %u (1..%d)",
                   config->num_devices, EMU_MAX_DEVICES);
         return -EINVAL;
     }
 
     if ((config->edma_disabled != 0) &&
         ((asic == NULL) || ((config->edma_disabled & ~asic->edma_mask) != 0))) {
-        emu_error("invalid EDMA engines to disable 0x%x (the ASIC has 0x%x)",
-                  config->edma_disabled, (asic != NULL) ? asic->edma_mask : 0);
+        emu_error("EMU_EDMA_DISABLE: invalid EDMA engines to disable 0x%x "
+                  "(the ASIC has 0x%x)", config->edma_disabled,
+                  (asic != NULL) ? asic->edma_mask : 0);
         return -EINVAL;
     }
 
     if (config->numa_nodes > config->num_devices) {
-        emu_error("invalid number of NUMA nodes %u (0..%u, the number of "
-                  "devices)", config->numa_nodes, config->num_devices);
+        emu_error("EMU_NUMA_NODES: invalid number of NUMA nodes %u (0..%u, "
+                  "the number of devices)", config->numa_nodes,
+                  config->num_devices);
         return -EINVAL;
     }
 
@@ -70,8 +73,9 @@ static int emu_config_check(const gaudi_emu_config_t *config,
 
     if ((hbm_size < 2 * asic->dram_page_size) ||
         (hbm_size > EMU_MAX_HBM_SIZE)) {
-        emu_error("invalid HBM size %llu (%llu..%llu bytes: at least two "
-                  "DRAM pages of %llu bytes)", (unsigned long long)hbm_size,
+        emu_error("EMU_HBM_SIZE: invalid HBM size %llu (%llu..%llu bytes: "
+                  "at least two DRAM pages of %llu bytes)",
+                  (unsigned long long)hbm_size,
                   (unsigned long long)(2 * asic->dram_page_size),
                   (unsigned long long)EMU_MAX_HBM_SIZE,
                   (unsigned long long)asic->dram_page_size);

@@ -193,12 +193,12 @@ static int emu_fault_parse(const char *spec, emu_fault_rule_t *rules)
     while ((item = strsep(&rest, ",")) != NULL) {
         snprintf(bad, sizeof(bad), "%s", item);
         if (num == EMU_FAULT_MAX_RULES) {
-            emu_error("fault spec: more than %d items", EMU_FAULT_MAX_RULES);
+            emu_error("fault spec (EMU_FAULTS): more than %d items", EMU_FAULT_MAX_RULES);
             num = -EINVAL;
             break;
         }
         if (emu_fault_parse_item(item, &rules[num])) {
-            emu_error("fault spec: malformed item '%s' (expected "
+            emu_error("fault spec (EMU_FAULTS): malformed item '%s' (expected "
                       "fail:KIND:N[+]:ERRNO, cs_timeout:N, cs_abort:N or "
                       "reset:N; KIND is open, mmap, info, cb, cs, wait_cs, "
                       "memory, debug or any)", bad);
@@ -209,7 +209,7 @@ static int emu_fault_parse(const char *spec, emu_fault_rule_t *rules)
     }
 
     if (num == 0) {
-        emu_error("fault spec: '%s' holds no item", spec);
+        emu_error("fault spec (EMU_FAULTS): '%s' holds no item", spec);
         num = -EINVAL;
     }
 

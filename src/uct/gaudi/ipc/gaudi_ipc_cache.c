@@ -11,6 +11,7 @@
 #include "gaudi_ipc_cache.h"
 #include "gaudi_ipc_srv.h"
 
+#include <uct/gaudi/drv/gaudi_lib.h>
 #include <uct/gaudi/drv/gaudi_mem.h>
 #include <uct/gaudi/drv/gaudi_share.h>
 #include <ucs/debug/assert.h>
@@ -345,6 +346,7 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
         hit  = (peer != NULL) ? uct_gaudi_ipc_cache_lookup(peer, key) : NULL;
         if (hit != NULL) {
             ++hit->refcount;
+            ++cache->num_hits;
             UCS_STATS_UPDATE_COUNTER(cache->stats,
                                      UCT_GAUDI_IPC_CACHE_STAT_HITS, 1);
             ucs_list_del(&hit->lru);
@@ -379,6 +381,7 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
         map->cookie      = key->cookie;
         map->dva         = dva;
         map->refcount    = 1;
+        ++cache->num_imports;
         UCS_STATS_UPDATE_COUNTER(cache->stats,
                                  UCT_GAUDI_IPC_CACHE_STAT_MISSES, 1);
         if (cache->enabled) {
@@ -390,9 +393,20 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
             }
         }
     }
+    if (status != UCS_OK) {
+        ++cache->num_failed;
+    }
     pthread_mutex_unlock(&cache->lock);
 
     if (status != UCS_OK) {
+        /* UCP takes the key as unreachable and stages what it moves to
+         * this memory through host memory: slower, and the user should
+         * know, once, why */
+        uct_gaudi_log_once(UCS_LOG_LEVEL_INFO, "ipc-import-failed",
+                           "gaudi_ipc: importing Gaudi memory of pid %d "
+                           "failed (%s): transfers to it are staged through "
+                           "host memory", key->pid,
+                           ucs_status_string(status));
         ucs_free(map);
         return UCS_ERR_UNREACHABLE;
     }

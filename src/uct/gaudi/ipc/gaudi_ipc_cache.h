@@ -68,6 +68,10 @@ typedef struct uct_gaudi_ipc_cache {
     ucs_list_link_t            lru;       /* cached, least recent first */
     double                     timeout;   /* fd server requests, seconds */
     khash_t(uct_gaudi_ipc_peers) peers;
+    /* what the user sees at cleanup (UCX_LOG_LEVEL=info), in every build */
+    unsigned long              num_imports; /* peer allocations imported */
+    unsigned long              num_hits;    /* found imported already */
+    unsigned long              num_failed;  /* imports that failed: staged */
     UCS_STATS_NODE_DECLARE(stats)
 } uct_gaudi_ipc_cache_t;
 

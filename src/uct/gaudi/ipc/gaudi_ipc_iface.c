@@ -13,25 +13,25 @@
 
 #include <uct/gaudi/base/gaudi_ep.h>
 #include <uct/gaudi/base/gaudi_md.h>
+#include <uct/gaudi/drv/gaudi_lib.h>
 #include <uct/gaudi/drv/gaudi_share.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/string.h>
 #include <ucs/sys/sys.h>
 #include <ucs/sys/uid.h>
 #include <ucs/type/class.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 
 static ucs_config_field_t uct_gaudi_ipc_iface_config_table[] = {
-    {"", "OVERHEAD=2us", NULL,
+    /* (MAX_BCOPY, the name of this buffer's size before, is a field of
+     * UCX's own iface table, which reported it "deprecated") */
+    {"", "OVERHEAD=2us,BOUNCE_SIZE=256k", NULL,
      ucs_offsetof(uct_gaudi_ipc_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_gaudi_iface_config_table)},
-
-    {"MAX_BCOPY", "256k",
-     "Size of the pre-registered host buffer through which short and bcopy\n"
-     "operations stage host data; also the largest bcopy operation.",
-     ucs_offsetof(uct_gaudi_ipc_iface_config_t, max_bcopy),
-     UCS_CONFIG_TYPE_MEMUNITS},
 
     {NULL}
 };
@@ -59,8 +59,9 @@ uct_gaudi_ipc_iface_get_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-/* Another process of this system whose fd server we can connect to (the
- * same network namespace), and our driver can import its DMA-BUFs (op 99) */
+/* This process, or another process of this system whose fd server we can
+ * connect to (the same network namespace) and whose DMA-BUFs our driver can
+ * import (op 99) */
 static int uct_gaudi_ipc_iface_reachable(uct_gaudi_iface_t *iface,
                                          const uct_device_addr_t *dev_addr,
                                          const uct_iface_addr_t *iface_addr,
@@ -78,9 +79,9 @@ static int uct_gaudi_ipc_iface_reachable(uct_gaudi_iface_t *iface,
                                       UCS_SYS_NS_TYPE_NET, info)) {
         return 0;
     } else if (pid == (uct_gaudi_ipc_iface_addr_t)getpid()) {
-        uct_gaudi_reach_fail(info, "this process (gaudi_ipc is between "
-                             "processes)");
-        return 0;
+        /* this process's own memory needs no import: its keys map it where
+         * it is (UCP's self endpoints, a loopback test) */
+        return 1;
     } else if (!uct_gaudi_share_can_import(iface->dev)) {
         uct_gaudi_reach_fail(info, "the driver of %s cannot import DMA-BUFs",
                              iface->dev->name);
@@ -168,20 +169,76 @@ uct_gaudi_ipc_query_devices(uct_md_h tl_md,
                                    tl_devices_p, num_tl_devices_p);
 }
 
+/* Whether UCX_TLS asks for gaudi_ipc by name (or by the "gaudi" alias),
+ * rather than taking whatever is there ("all", the default) */
+static int uct_gaudi_ipc_iface_is_requested(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    char list[256], *tl, *save;
+
+    if ((tls == NULL) || (tls[0] == '^')) {
+        return 0;
+    }
+
+    ucs_strncpy_safe(list, tls, sizeof(list));
+    for (tl = strtok_r(list, ",", &save); tl != NULL;
+         tl = strtok_r(NULL, ",", &save)) {
+        tl += (tl[0] == '\\');
+        if (!strcmp(tl, "gaudi_ipc") || !strcmp(tl, "gaudi")) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+/*
+ * Say once per process whether this node's driver imports the peers'
+ * DMA-BUFs: without it every Gaudi<->Gaudi transfer between processes is
+ * staged through host memory, which nothing else would show. A warning
+ * where the user asked for gaudi_ipc; in ucx_info, whose job is to describe
+ * the transports, a line in gaudi_ipc's section of its output (the
+ * interface is opened while that section is printed); info level otherwise.
+ */
+static void uct_gaudi_ipc_iface_tell_import(uct_gaudi_dev_t *dev)
+{
+    const char *exe = ucs_get_exe();
+    int can_import  = uct_gaudi_share_can_import(dev);
+
+    if (!uct_gaudi_lib_first_notice("ipc-can-import")) {
+        return;
+    }
+
+    if ((exe != NULL) && !strcmp(ucs_basename(exe), "ucx_info")) {
+        printf("#   peer memory import: %s\n", can_import ?
+               "yes (DMA-BUF import, op 99)" :
+               "no: this driver cannot import DMA-BUFs (Habana's out-of-tree "
+               "driver can); Gaudi<->Gaudi between processes is staged "
+               "through host memory");
+    } else if (can_import) {
+        ucs_info("gaudi_ipc: the driver of %s imports peers' Gaudi memory "
+                 "(DMA-BUF import, op 99)", dev->name);
+    } else {
+        ucs_log(uct_gaudi_ipc_iface_is_requested() ? UCS_LOG_LEVEL_WARN :
+                                                     UCS_LOG_LEVEL_INFO,
+                "gaudi_ipc: the driver of %s cannot import other processes' "
+                "Gaudi memory (DMA-BUF import is in Habana's out-of-tree "
+                "driver only): Gaudi<->Gaudi transfers between processes "
+                "are staged through host memory", dev->name);
+    }
+}
+
 static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_iface_t, uct_md_h tl_md,
                            uct_worker_h worker,
                            const uct_iface_params_t *params,
                            const uct_iface_config_t *tl_config)
 {
     uct_gaudi_ipc_md_t *md = ucs_derived_of(tl_md, uct_gaudi_ipc_md_t);
-    const uct_gaudi_ipc_iface_config_t *config =
-            ucs_derived_of(tl_config, uct_gaudi_ipc_iface_config_t);
     uct_gaudi_iface_params_t gaudi_params = {
         .tl_name         = "gaudi_ipc",
         .dev_name        = UCT_GAUDI_IPC_DEV_NAME,
         .knob_prefix     = "UCX_GAUDI_IPC_",
         .auto_latency    = 10e-6,
-        .bounce_size     = config->max_bcopy,
         .op_size         = sizeof(uct_gaudi_ipc_op_t),
         /* UCP's protocols to a peer retry from the pending queue */
         .queue_when_full = 0
@@ -193,6 +250,7 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_iface_t, uct_md_h tl_md,
                               &gaudi_params);
 
     self->md = md;
+    uct_gaudi_ipc_iface_tell_import(md->dev);
     return UCS_OK;
 }
 

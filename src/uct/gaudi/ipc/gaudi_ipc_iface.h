@@ -24,7 +24,6 @@ typedef uint64_t uct_gaudi_ipc_iface_addr_t;
 
 typedef struct uct_gaudi_ipc_iface_config {
     uct_gaudi_iface_config_t super;
-    size_t                   max_bcopy;   /* bounce buffer size */
 } uct_gaudi_ipc_iface_config_t;
 
 

@@ -10,6 +10,7 @@
 
 #include "gaudi_ipc_md.h"
 
+#include <uct/gaudi/base/gaudi_knob.h>
 #include <uct/gaudi/base/gaudi_md.h>
 #include <uct/gaudi/drv/gaudi_lib.h>
 #include <uct/gaudi/drv/gaudi_mem.h>
@@ -494,6 +495,55 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
     return UCS_OK;
 }
 
+/*
+ * A key of this process's own memory (UCP's self endpoints, a loopback
+ * test): no import, the DMA engine reaches the memory where it is. Only an
+ * export of ours with its random cookie, and only inside it, qualifies: a
+ * key another process forged with our pid must not make us copy into our
+ * own memory wherever it likes. md->lock held.
+ */
+static ucs_status_t
+uct_gaudi_ipc_md_self_map(uct_gaudi_ipc_md_t *md,
+                          const uct_gaudi_ipc_rkey_t *key,
+                          uct_gaudi_ipc_map_t *map)
+{
+    uct_gaudi_ipc_export_t *export = uct_gaudi_ipc_md_find(&md->by_id,
+                                                           key->export_id);
+
+    if ((export == NULL) || (export->exp.fd < 0) ||
+        (export->cookie != key->cookie) || (export->exp.base != key->base) ||
+        (export->exp.length != key->length)) {
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    memset(map, 0, sizeof(*map));
+    map->super.start = key->base;
+    map->super.end   = key->base + key->length;
+    map->pid         = getpid();
+    map->export_id   = key->export_id;
+    map->cookie      = key->cookie;
+    map->dva         = key->base;
+    return UCS_OK;
+}
+
+/* Why a key's memory cannot be imported, or NULL if it can; md_lock held */
+static const char *
+uct_gaudi_ipc_md_unreachable_reason(const uct_gaudi_ipc_md_t *md,
+                                    const uct_gaudi_ipc_rkey_t *key)
+{
+    if (md == NULL) {
+        return "no gaudi_ipc memory domain";
+    } else if (key->export_id == 0) {
+        return "memory not exported (allocated outside UCX)";
+    } else if (key->system_id != md->system_id) {
+        return "another system";
+    } else if (!uct_gaudi_share_can_import(md->dev)) {
+        return "the driver cannot import DMA-BUFs";
+    }
+
+    return NULL;
+}
+
 static ucs_status_t
 uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
                           UCT_GAUDI_RKEY_UNPACK_PARAMS_ARG
@@ -503,7 +553,9 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
     const uct_gaudi_ipc_rkey_t *key = &unpacked;
     uct_gaudi_ipc_unpacked_rkey_t *rkey;
     uct_gaudi_ipc_md_t *md;
+    const char *reason;
     ucs_status_t status;
+    int self;
 
     /* UCP packs rkeys byte by byte: rkey_buffer may be misaligned */
     memcpy(&unpacked, rkey_buffer, sizeof(unpacked));
@@ -527,21 +579,33 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
     rkey->end   = rkey->start + key->range_length;
 
     pthread_mutex_lock(&uct_gaudi_ipc_md_lock);
-    md = uct_gaudi_ipc_md_singleton;
-    if ((md == NULL) || (key->system_id != md->system_id) ||
-        (key->pid == getpid()) || (key->export_id == 0) ||
-        !uct_gaudi_share_can_import(md->dev)) {
-        ucs_debug("gaudi_ipc: remote key of pid %d unreachable: %s",
-                  key->pid, (md == NULL) ? "no gaudi_ipc memory domain" :
-                  (key->export_id == 0) ? "memory not exported (allocated "
-                                          "outside UCX)" :
-                  (key->system_id != md->system_id) ? "another system" :
-                  (key->pid == getpid()) ? "this process" :
-                  "the driver cannot import DMA-BUFs");
+    md   = uct_gaudi_ipc_md_singleton;
+    self = (md != NULL) && (key->pid == getpid()) &&
+           (key->system_id == md->system_id) &&
+           (key->srv_nonce == md->srv.nonce);
+    if (self) {
+        pthread_mutex_lock(&md->lock);
+        status = uct_gaudi_ipc_md_self_map(md, key, &rkey->self);
+        pthread_mutex_unlock(&md->lock);
+        reason = "this process's memory, but not a live export of it";
+    } else if (key->pid == getpid()) {
         status = UCS_ERR_UNREACHABLE;
+        reason = "another process of the same pid (another PID namespace?)";
     } else {
-        ++md->refcount; /* the mapping refers to the cache */
-        status = UCS_OK;
+        reason = uct_gaudi_ipc_md_unreachable_reason(md, key);
+        status = (reason == NULL) ? UCS_OK : UCS_ERR_UNREACHABLE;
+    }
+
+    if (status == UCS_OK) {
+        ++md->refcount; /* the mapping refers to the MD */
+    } else {
+        if (md != NULL) {
+            ++md->num_unreachable;
+        }
+        uct_gaudi_log_once(UCS_LOG_LEVEL_INFO, reason,
+                           "gaudi_ipc: Gaudi memory of pid %d is not "
+                           "reachable (%s): transfers to it are staged "
+                           "through host memory", key->pid, reason);
     }
     pthread_mutex_unlock(&uct_gaudi_ipc_md_lock);
 
@@ -549,10 +613,14 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
         goto err_free;
     }
 
-    status = uct_gaudi_ipc_cache_get(&md->cache, key, &rkey->map);
-    if (status != UCS_OK) {
-        uct_md_close(&md->super);
-        goto err_free;
+    if (self) {
+        rkey->map = &rkey->self;
+    } else {
+        status = uct_gaudi_ipc_cache_get(&md->cache, key, &rkey->map);
+        if (status != UCS_OK) {
+            uct_md_close(&md->super);
+            goto err_free;
+        }
     }
 
     *rkey_p   = (uintptr_t)rkey;
@@ -570,7 +638,15 @@ static ucs_status_t uct_gaudi_ipc_rkey_release(uct_component_t *component,
     uct_gaudi_ipc_unpacked_rkey_t *unpacked = (void*)rkey;
     uct_gaudi_ipc_md_t *md                  = handle;
 
-    uct_gaudi_ipc_cache_put(&md->cache, unpacked->map);
+    /* callers release keys whose unpack failed or never happened (UCX's
+     * perftest after an unreachable peer): nothing was made for them */
+    if ((md == NULL) || (rkey == 0) || (rkey == UCT_INVALID_RKEY)) {
+        return UCS_OK;
+    }
+
+    if (unpacked->map != &unpacked->self) {
+        uct_gaudi_ipc_cache_put(&md->cache, unpacked->map);
+    }
     ucs_free(unpacked);
     uct_md_close(&md->super);
     return UCS_OK;
@@ -578,7 +654,21 @@ static ucs_status_t uct_gaudi_ipc_rkey_release(uct_component_t *component,
 
 static void uct_gaudi_ipc_md_destroy(uct_gaudi_ipc_md_t *md)
 {
+    uct_gaudi_ipc_cache_t *cache = &md->cache;
     uct_gaudi_ipc_export_t *export;
+
+    /* the one place a user sees whether gaudi_ipc moved anything: an
+     * endpoint with a gaudi_ipc lane may still have staged every transfer */
+    if ((cache->num_imports + cache->num_hits + cache->num_failed +
+         md->num_unreachable) > 0) {
+        ucs_info("gaudi_ipc: %lu imports of peers' Gaudi memory (%lu more "
+                 "uses found it imported); %lu imports failed and %lu remote "
+                 "keys were unreachable%s", cache->num_imports,
+                 cache->num_hits, cache->num_failed, md->num_unreachable,
+                 (cache->num_failed + md->num_unreachable) ?
+                 ": transfers to those were staged through host memory" :
+                 "");
+    }
 
     /* no free callback from now on, then no server: a free callback
      * revokes through the server */
@@ -640,11 +730,17 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
     uct_gaudi_ipc_md_t *md;
     ucs_status_t status;
 
-    /* SO_RCVTIMEO takes 0 as "wait forever" */
-    if (!(config->timeout > 0) || !(config->timeout < 1e6)) {
-        ucs_error("gaudi_ipc: UCX_GAUDI_IPC_TIMEOUT must be a positive time "
-                  "under 1e6 s (is %g s)", config->timeout);
-        return UCS_ERR_INVALID_PARAM;
+    /* SO_RCVTIMEO takes 0 as "wait forever"; under a millisecond no peer
+     * can answer, over an hour a dead one holds a free that long */
+    status = uct_gaudi_knob_check_dbl("UCX_GAUDI_IPC_", "TIMEOUT",
+                                      config->timeout, "s", 1e-3, 3600.0);
+    if (status == UCS_OK) {
+        status = uct_gaudi_knob_check_uint("UCX_GAUDI_IPC_",
+                                           "CACHE_MAX_ENTRIES",
+                                           config->cache_max, 1, 1u << 20);
+    }
+    if (status != UCS_OK) {
+        return status;
     }
 
     md = ucs_calloc(1, sizeof(*md), "uct_gaudi_ipc_md_t");

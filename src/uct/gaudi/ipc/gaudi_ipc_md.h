@@ -76,6 +76,8 @@ typedef struct uct_gaudi_ipc_md {
     uint64_t                       system_id;
     unsigned long                  start_time;  /* of this process */
     double                         timeout;     /* revocations, seconds */
+    unsigned long                  num_unreachable; /* keys refused; under
+                                                       uct_gaudi_ipc_md_lock */
     uct_gaudi_ipc_srv_t            srv;
     uct_gaudi_ipc_cache_t          cache;
 } uct_gaudi_ipc_md_t;
@@ -84,9 +86,10 @@ typedef struct uct_gaudi_ipc_md {
 /* Remote key handed to the ep: a referenced mapping of the peer's
  * allocation, and the range of it the key grants */
 typedef struct uct_gaudi_ipc_unpacked_rkey {
-    uct_gaudi_ipc_map_t *map;
+    uct_gaudi_ipc_map_t *map;    /* the cache's, or &self */
     uint64_t            start;   /* peer's VA */
     uint64_t            end;
+    uct_gaudi_ipc_map_t self;    /* this process's own memory: no import */
 } uct_gaudi_ipc_unpacked_rkey_t;
 
 
