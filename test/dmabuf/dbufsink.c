@@ -312,7 +312,15 @@ static int dbufsink_iface_is_reachable(const uct_iface_h tl_iface,
 
 static UCS_CLASS_DECLARE_DELETE_FUNC(dbufsink_iface_t, uct_iface_t);
 
+/* no endpoint is ever created (nothing is reachable); UCT wants the ops */
 static uct_iface_ops_t dbufsink_iface_ops = {
+    .ep_flush                 = (uct_ep_flush_func_t)
+                                ucs_empty_function_return_success,
+    .ep_fence                 = (uct_ep_fence_func_t)
+                                ucs_empty_function_return_success,
+    .ep_create                = (uct_ep_create_func_t)
+                                ucs_empty_function_return_unsupported,
+    .ep_destroy               = (uct_ep_destroy_func_t)ucs_empty_function,
     .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(dbufsink_iface_t),
     .iface_query              = dbufsink_iface_query,
     .iface_flush              = (uct_iface_flush_func_t)

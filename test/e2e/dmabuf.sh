@@ -38,35 +38,34 @@ md_block dbufsink | grep -q 'register:.*dmabuf' ||
     fail "ucx_info -d does not show dbufsink registering DMA-BUFs"
 ok "ucx_info -d: the consumer MD registers DMA-BUFs"
 
-# run_case NAME ARGS...: one process of the program; its error output is
-# kept for the checks of the failing registrations
+# run_case NAME ARGS...: one process of the program; its output (UCX logs
+# to stdout) is kept in $out for the checks of the failing registrations
+out=$UCX_GAUDI_EMU_STATE_DIR/out
 run_case() {
     local name=$1 state
     shift
     echo "--- $name"
     # a node of its own: the emulated ASIC and ABI differ between cases
     state=$(mktemp -d "$UCX_GAUDI_EMU_STATE_DIR/node.XXXXXX")
-    if ! UCX_GAUDI_EMU_STATE_DIR=$state "$DMABUF_UCP" "$@" \
-             > "$UCX_GAUDI_EMU_STATE_DIR/out" \
-             2> "$UCX_GAUDI_EMU_STATE_DIR/err"; then
-        cat "$UCX_GAUDI_EMU_STATE_DIR/out" "$UCX_GAUDI_EMU_STATE_DIR/err"
+    if ! UCX_GAUDI_EMU_STATE_DIR=$state "$DMABUF_UCP" "$@" > "$out" 2>&1; then
+        cat "$out"
         fail "$name"
     fi
-    cat "$UCX_GAUDI_EMU_STATE_DIR/out"
+    cat "$out"
 }
 
 # Gaudi2, DRM ABI: the export holds the allocation (chunk VA + offset);
 # the application's memory is exported by its mapping's address
 run_case "Gaudi2, DRM ABI" -u -a -i
-grep -q 'no DMA-BUF of .* memory' "$UCX_GAUDI_EMU_STATE_DIR/err" ||
+grep -q 'no DMA-BUF of .* memory' "$out" ||
     fail "no error names why the application's memory inside its mapping" \
-         "has no DMA-BUF: $(cat "$UCX_GAUDI_EMU_STATE_DIR/err")"
+         "has no DMA-BUF"
 ok "the refusal is named"
 
 # Gaudi2, 6.1 ABI: the export holds the whole chunk (handle form), offsets
 # are the allocations' places in it; no export by address
 UCX_GAUDI_EMU_ABI=misc run_case "Gaudi2, 6.1 ABI" -u -A
-grep -q 'no DMA-BUF of .* memory' "$UCX_GAUDI_EMU_STATE_DIR/err" ||
+grep -q 'no DMA-BUF of .* memory' "$out" ||
     fail "no error names why the application's memory has no DMA-BUF"
 ok "the refusal is named"
 

@@ -175,10 +175,7 @@ static void ucp_setup(void)
 
 static void ucp_teardown(void)
 {
-    ucp_request_param_t param = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-        .flags        = UCP_EP_CLOSE_FLAG_FORCE
-    };
+    ucp_request_param_t param = {.op_attr_mask = 0};
 
     request_wait(ucp_ep_close_nbx(self_ep, &param), "ucp_ep_close_nbx");
     ucp_worker_destroy(worker);

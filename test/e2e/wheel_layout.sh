@@ -1,6 +1,6 @@
 # The plugin in a UCX laid out as a pip wheel bundles it (README, "From
 # NIXL / vLLM", step 4): UCX's libraries renamed as auditwheel renames them
-# (libucs-<hash>.so.0.0.0, their sonames and needed entries to match), its
+# (libucs-<hash>.so.0, their sonames and needed entries to match), its
 # modules in "ucx/" beside them, no UCX_PLUGIN_PATH. The plugin, with its
 # needed entries pointed at the renamed libraries (patchelf), and the
 # emulator are copied into that "ucx/": UCX must load them from there, and
@@ -20,10 +20,11 @@ wheel=$UCX_GAUDI_EMU_STATE_DIR/wheel
 libs=$wheel/pkg.libs
 mkdir -p "$libs/ucx" "$wheel/bin"
 
-# the renamed libraries: libX.so.0 -> libX-<hash>.so.0.0.0
+# the renamed libraries: libX.so.0 -> libX-<hash>.so.0 (UCS takes the
+# module file suffix from its own file name: .so.0, as the modules have)
 declare -A renamed
 for lib in ucm ucs uct ucp; do
-    renamed[lib$lib.so.0]=lib$lib-$(echo "$lib" | sha1sum | cut -c1-8).so.0.0.0
+    renamed[lib$lib.so.0]=lib$lib-$(echo "$lib" | sha1sum | cut -c1-8).so.0
 done
 # rename_needed FILE: its needed entries and runpath as in the wheel
 rename_needed() {
@@ -62,12 +63,15 @@ for file in "$wheel/bin/ucx_info" "$libs/ucx/libuct_hlgaudi.so.0"; do
 done
 
 export UCX_GAUDI_EMU_DEVICES=1
-# (the loader's "loaded <file>" lines, printed at warn: rdma_build.sh)
-info=$(UCX_MODULE_LOG_LEVEL=warn "$wheel/bin/ucx_info" -d 2>&1) ||
+# which files the dynamic loader opens (not UCX_MODULE_LOG_LEVEL: UCX 1.22
+# logs under its topology lock and deadlocks at that level here)
+info=$(LD_DEBUG=files LD_DEBUG_OUTPUT=$wheel/ld "$wheel/bin/ucx_info" -d 2>&1) ||
     fail "ucx_info -d of the wheel layout: $(echo "$info" | tail -n 20)"
-echo "$info" | grep -q "loaded $libs/ucx/libuct_hlgaudi.so" ||
-    fail "UCX did not load the plugin from $libs/ucx: $(echo "$info" |
-         grep -i 'module\|loaded' | head -n 20)"
+loaded=$(cat "$wheel"/ld.* | sed -n 's/.*file=\([^ ]*\) .*generating link map.*/\1/p')
+echo "$loaded" | grep -qx "$libs/ucx/libuct_hlgaudi.so.0" ||
+    fail "UCX did not load the plugin from $libs/ucx: $loaded"
+! echo "$loaded" | grep -E "^$PREFIX/lib/" ||
+    fail "the original UCX libraries were loaded too"
 for l in 'Memory domain: gaudi_cpy' "Transport: $GAUDI_COPY_TL" \
          'Memory domain: gaudi_ipc' 'Transport: gaudi_ipc'; do
     echo "$info" | grep -q "^# *$l\$" ||
