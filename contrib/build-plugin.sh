@@ -15,8 +15,14 @@
 #  4. "tests": our test programs, built against UCX 1.22 and the plugin;
 #     "env": what test/run-tests.sh needs to run them.
 #
+# UCX122_CONFIG=release does all of it against the release configuration of
+# UCX 1.22 (contrib/build-ucx122.sh: what pip wheels and distributions ship),
+# in directories of its own (build/plugin-1.22-release,
+# build/install-plugin-1.22-release).
+#
 # Idempotent: a second run with nothing changed builds nothing.
 #
+#   UCX122_CONFIG  debug (default) or release
 #   BUILD_DIR  scratch directory (default build)
 #   JOBS       make -j (default nproc)
 #
@@ -26,10 +32,17 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 action=${1:-build}
 BUILD_DIR=${BUILD_DIR:-$top/build}
-ucx_src=$BUILD_DIR/src/ucx-1.22.0
-ucx_prefix=$BUILD_DIR/install-1.22
-dir=$BUILD_DIR/plugin-1.22
-prefix=$BUILD_DIR/install-plugin-1.22
+export UCX122_CONFIG=${UCX122_CONFIG:-debug}
+case "$UCX122_CONFIG" in
+debug)   suffix="" ;;
+release) suffix="-release" ;;
+*)       echo "build-plugin: UCX122_CONFIG=$UCX122_CONFIG: debug or release" >&2
+         exit 2 ;;
+esac
+ucx_src=$BUILD_DIR/src/ucx-1.22.0$suffix
+ucx_prefix=$BUILD_DIR/install-1.22$suffix
+dir=$BUILD_DIR/plugin-1.22$suffix
+prefix=$BUILD_DIR/install-plugin-1.22$suffix
 jobs=${JOBS:-$(nproc)}
 
 log() { echo "build-plugin: $*" >&2; }
@@ -86,7 +99,8 @@ build() {
             { tail -n 20 configure.log >&2
               die "configure failed; see $dir/config.log"; }
     fi
-    log "building the plugin against UCX 1.22 (log: $dir/make.log)"
+    log "building the plugin against UCX 1.22 ($UCX122_CONFIG; log:" \
+        "$dir/make.log)"
     make -j"$jobs" install > make.log 2>&1 ||
         { grep -E 'error|Error' make.log | tail -n 30 >&2
           die "the plugin build failed; see $dir/make.log"; }
@@ -100,7 +114,8 @@ build)
 tests)
     build
     cd "$dir"
-    log "building the test programs against UCX 1.22 (log: $dir/tests.log)"
+    log "building the test programs against UCX 1.22 ($UCX122_CONFIG; log:" \
+        "$dir/tests.log)"
     t0=$SECONDS
     make -j"$jobs" build-tests > tests.log 2>&1 ||
         { grep -E 'error|Error' tests.log | tail -n 30 >&2

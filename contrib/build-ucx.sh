@@ -40,7 +40,11 @@ fetch() {
 }
 
 configure_ucx() {
-    local flags="--prefix=$PREFIX --without-verbs --without-rdmacm
+    # verbs and rdmacm as Debian's libucx0 has them (rdma-core): on a node
+    # with an RDMA NIC, UCP gets rc/ud/dc (and mlx5's accelerated variants)
+    # between nodes, and Gaudi memory is staged through host memory over
+    # them; without a device the ib module loads and finds nothing
+    local flags="--prefix=$PREFIX --with-verbs --with-rdmacm
                  --without-cuda --without-rocm --without-knem --without-xpmem
                  --without-java --without-go --disable-doxygen-doc --enable-mt
                  --enable-gtest --with-gaudi=yes $UCX_CONFIGURE_FLAGS"
@@ -62,8 +66,26 @@ configure_ucx() {
     (cd "$UCX_SRC" && ./autogen.sh && ./configure $flags) \
         > "$BUILD_DIR/ucx-configure.log" 2>&1 ||
         { tail -n 30 "$BUILD_DIR/ucx-configure.log"; exit 1; }
+    check_rdma
     echo "$flags" > "$stamp"
     log "UCX configured in $((SECONDS - t0)) s"
+}
+
+# UCX's configure drops a transport it cannot build without failing: an
+# explicit --without-verbs or --without-rdmacm in UCX_CONFIGURE_FLAGS is
+# honoured, anything else that ends without them is an error
+check_rdma() {
+    local mod mods="" extra
+    extra=" $(echo ${UCX_CONFIGURE_FLAGS:-}) "
+    [[ $extra == *" --without-verbs "* ]] || mods=ib
+    [[ $extra == *" --without-rdmacm "* ]] || mods="$mods rdmacm"
+    for mod in $mods; do
+        grep -q "^#define uct_MODULES .*:$mod[:\"]" "$UCX_SRC/config.h" ||
+            { echo "build-ucx: UCX's configure did not enable its $mod" \
+                   "module (rdma-core's libibverbs-dev and librdmacm-dev" \
+                   "installed? see $BUILD_DIR/ucx-configure.log)" >&2
+              exit 1; }
+    done
 }
 
 # UCX's top-level SUBDIRS less its tests: the main job needs the libraries,

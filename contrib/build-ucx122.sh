@@ -9,6 +9,14 @@
 # needs SCAL/Synapse) is configured out (--without-gaudi), so no
 # libuct_gaudi.so is installed in this prefix.
 #
+# Two configurations of the same source, each in a tree and prefix of its
+# own (UCX122_CONFIG):
+#   debug    UCX's defaults (assertions and parameter checks on): the test
+#            build, which catches our misuse of UCT/UCP
+#   release  what contrib/configure-release-mt in UCX's tree gives and what
+#            distributions and pip wheels (NIXL's) ship: no assertions, no
+#            parameter checks, no trace logging, multi-threaded
+#
 # Idempotent like contrib/build-ucx.sh: the checksum is verified on every
 # run (a few ms); unpacking, bootstrap + configure, build and install are
 # each skipped when their result is already there and nothing changed.
@@ -16,8 +24,11 @@
 #   UCX122_TARBALL  the vendored source (default ../shared/vendor/ucx-1.22.0.tar.xz
 #                   beside this repository)
 #   UCX122_SHA256   its expected sha256 (default: the one in the vendor README)
-#   UCX122_SRC      where to unpack it (default build/src/ucx-1.22.0)
-#   PREFIX          install prefix (default build/install-1.22)
+#   UCX122_CONFIG   debug (default) or release
+#   UCX122_SRC      where to unpack it (default build/src/ucx-1.22.0,
+#                   release: build/src/ucx-1.22.0-release)
+#   PREFIX          install prefix (default build/install-1.22,
+#                   release: build/install-1.22-release)
 #   BUILD_DIR       scratch directory for the logs (default build)
 #   UCX_CONFIGURE_FLAGS  extra flags for UCX's configure
 #   JOBS            make -j (default nproc)
@@ -32,8 +43,16 @@ version=1.22.0
 BUILD_DIR=${BUILD_DIR:-$here/build}
 UCX122_TARBALL=${UCX122_TARBALL:-$here/../shared/vendor/ucx-$version.tar.xz}
 UCX122_SHA256=${UCX122_SHA256:-dbdeddc772a2747c06b9a9d9247a9e573dbcdd8554b7b2d7adfeae8b080e003a}
-UCX122_SRC=${UCX122_SRC:-$BUILD_DIR/src/ucx-$version}
-PREFIX=${PREFIX:-$BUILD_DIR/install-1.22}
+UCX122_CONFIG=${UCX122_CONFIG:-debug}
+case "$UCX122_CONFIG" in
+debug)   suffix="" ;;
+release) suffix="-release" ;;
+*)       echo "build-ucx122: UCX122_CONFIG=$UCX122_CONFIG: debug or release" >&2
+         exit 2 ;;
+esac
+UCX122_SRC=${UCX122_SRC:-$BUILD_DIR/src/ucx-$version$suffix}
+PREFIX=${PREFIX:-$BUILD_DIR/install-1.22$suffix}
+logp=$BUILD_DIR/ucx122$suffix
 UCX_CONFIGURE_FLAGS=${UCX_CONFIGURE_FLAGS:-}
 jobs=${JOBS:-$(nproc)}
 mkdir -p "$BUILD_DIR"
@@ -72,13 +91,19 @@ unpack() {
 # (1.13.1's grafted module) and plus what 1.22 added: upstream's gaudi_gdr
 # module (--without-gaudi), Level Zero (--without-ze), the transports that
 # need verbs or CUDA (efa, gdrcopy, mad), uGNI.
+# release: contrib/configure-release-mt's flags (UCX's gtest is not built
+# for it)
 configure_flags() {
+    local config="--enable-gtest"
+    [ "$UCX122_CONFIG" = debug ] ||
+        config="--disable-logging --disable-debug --disable-assertions
+                --disable-params-check"
     echo --prefix="$PREFIX" --without-verbs --without-rdmacm \
          --without-cuda --without-rocm --without-knem --without-xpmem \
          --without-ze --without-gaudi --without-efa --without-gdrcopy \
          --without-mad --without-ugni \
          --without-java --without-go --disable-doxygen-doc --enable-mt \
-         --enable-gtest $UCX_CONFIGURE_FLAGS
+         $config $UCX_CONFIGURE_FLAGS
 }
 
 configure_ucx() {
@@ -88,14 +113,14 @@ configure_ucx() {
        [ "$(cat "$stamp")" = "$flags" ]; then
         return 0
     fi
-    log "bootstrapping and configuring UCX $version (about 1-2 min;" \
-        "log: $BUILD_DIR/ucx122-configure.log)"
+    log "bootstrapping and configuring UCX $version ($UCX122_CONFIG; about 1-2 min;" \
+        "log: $logp-configure.log)"
     # autogen.sh's "git submodule update" fails outside a git checkout and
     # says so; the submodule (external/gpunetio) is for GPU-initiated
     # networking over mlx5 + CUDA only, configured out here.
     (cd "$UCX122_SRC" && ./autogen.sh && ./configure $flags) \
-        > "$BUILD_DIR/ucx122-configure.log" 2>&1 ||
-        { tail -n 30 "$BUILD_DIR/ucx122-configure.log"; exit 1; }
+        > "$logp-configure.log" 2>&1 ||
+        { tail -n 30 "$logp-configure.log"; exit 1; }
     # Upstream's gaudi module must not be built, whatever configure found
     grep -q '^#define HAVE_GAUDI 1' "$UCX122_SRC/config.h" &&
         die "UCX's configure enabled its own gaudi module; see the configure log"
@@ -129,13 +154,14 @@ newer_than() {
 }
 
 build_ucx() {
-    local log="$BUILD_DIR/ucx122-build.log" stamp="$UCX122_SRC/.ucx-gaudi-built"
+    local log="$logp-build.log" stamp="$UCX122_SRC/.ucx-gaudi-built"
     local dir t0=$SECONDS
     if [ -f "$stamp" ] && ! newer_than "$stamp"; then
         log "reusing the UCX $version build in $UCX122_SRC"
         return 0
     fi
-    log "building UCX $version (about 6 min on 2 idle cores; log: $log)"
+    log "building UCX $version ($UCX122_CONFIG; about 6 min on 2 idle cores;" \
+        "log: $log)"
     : > "$log"
     for dir in $(ucx_subdirs); do
         run_make "$log" "make in $dir" -C "$UCX122_SRC/$dir" -j"$jobs"
@@ -146,7 +172,7 @@ build_ucx() {
 }
 
 install_ucx() {
-    local log="$BUILD_DIR/ucx122-install.log" dir t0=$SECONDS
+    local log="$logp-install.log" dir t0=$SECONDS
     local stamp="$PREFIX/.ucx-gaudi-installed"
     if [ -f "$stamp" ] && [ -x "$PREFIX/bin/ucx_info" ] &&
        [ "$(cat "$stamp")" = "$UCX122_SRC" ] && ! newer_than "$stamp"; then
@@ -170,7 +196,7 @@ install_ucx() {
 }
 
 build_gtest() {
-    local log="$BUILD_DIR/ucx122-gtest-build.log" t0=$SECONDS
+    local log="$logp-gtest-build.log" t0=$SECONDS
     [ -x "$UCX122_SRC/test/gtest/gtest" ] ||
         log "building UCX $version's gtest (10+ min on 2 cores; log: $log)"
     : > "$log"
@@ -186,4 +212,5 @@ install|all)
 gtest)   verify; unpack; configure_ucx; build_ucx; build_gtest ;;
 *)       die "usage: build-ucx122.sh [build|install|gtest|all]" ;;
 esac
-log "done in $((SECONDS - t_all)) s (source $UCX122_SRC, prefix $PREFIX)"
+log "done in $((SECONDS - t_all)) s ($UCX122_CONFIG: source $UCX122_SRC," \
+    "prefix $PREFIX)"

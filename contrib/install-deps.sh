@@ -15,14 +15,18 @@ set -euo pipefail
 case "${1:-}" in
 build)
     # autotools for UCX's and our bootstrap, dpkg-dev + patch to unpack and
-    # graft Debian's UCX source, file for libtool, the module's libraries
+    # graft Debian's UCX source, file for libtool, the module's libraries;
+    # rdma-core's verbs and rdmacm for UCX's ib and rdmacm modules, as
+    # Debian's libucx0 has them (their runtime libraries come along)
     pkgs="autoconf automake libtool pkg-config make gcc g++ patch dpkg-dev
-          file linux-libc-dev libcjson-dev libnuma-dev" ;;
+          file linux-libc-dev libcjson-dev libnuma-dev libibverbs-dev
+          librdmacm-dev" ;;
 test)
     # gtest for our unit/multi-process tests and UCX's gtest; Open MPI for
     # the MPI e2e test (pml ucx over our UCX); iproute2 for the tests in
-    # network namespaces
-    pkgs="libgtest-dev openmpi-bin libopenmpi-dev iproute2" ;;
+    # network namespaces; patchelf to lay a UCX out as a pip wheel does
+    # (test/e2e/wheel_layout.sh)
+    pkgs="libgtest-dev openmpi-bin libopenmpi-dev iproute2 patchelf" ;;
 valgrind)
     # memcheck, and its headers (valgrind/memcheck.h) for UCX's
     # --with-valgrind build of the valgrind run (docs/sanitizers.md)

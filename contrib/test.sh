@@ -2,13 +2,17 @@
 # Set everything up (like quickstart.sh), then the test programs and UCX's
 # gtest, then run every test; then the same for the out-of-tree plugin build
 # against UCX 1.22 (contrib/build-plugin.sh: UCX 1.22 from the vendored
-# source, the plugin loaded from UCX_PLUGIN_PATH). The last line is
+# source, the plugin loaded from UCX_PLUGIN_PATH), in its two
+# configurations: UCX's default one (assertions and parameter checks on) and
+# the release one pip wheels and distributions ship. The last line is
 # "N passed, M failed" over every build; the exit status is non-zero if
 # anything failed.
 #
-#   UCX_GAUDI_TEST_BUILDS  which builds: "in-tree plugin" (default, and CI),
-#                          "in-tree" (UCX 1.13.1 with the module grafted
-#                          in) or "plugin" (UCX 1.22 + the plugin)
+#   UCX_GAUDI_TEST_BUILDS  which builds: "in-tree plugin plugin-release"
+#                          (default, and CI), or some of them: "in-tree"
+#                          (UCX 1.13.1 with the module grafted in),
+#                          "plugin" (UCX 1.22 + the plugin), "plugin-release"
+#                          (release-configured UCX 1.22 + the plugin)
 #   UCX_GAUDI_SANITIZE=1   then contrib/sanitize.sh too, with the in-tree
 #                          build (docs/sanitizers.md)
 #   UCX_GAUDI_VALGRIND=1   then contrib/valgrind.sh too, with the in-tree
@@ -19,12 +23,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # Unset: UCX warns about any UCX_* variable it does not know
 sanitize=${UCX_GAUDI_SANITIZE:-0}
 valgrind=${UCX_GAUDI_VALGRIND:-0}
-builds=${UCX_GAUDI_TEST_BUILDS:-in-tree plugin}
+builds=${UCX_GAUDI_TEST_BUILDS:-in-tree plugin plugin-release}
 unset UCX_GAUDI_SANITIZE UCX_GAUDI_VALGRIND UCX_GAUDI_TEST_BUILDS
 for b in $builds; do
     case "$b" in
-    in-tree|plugin) ;;
-    *) echo "test: UCX_GAUDI_TEST_BUILDS: no build '$b' (in-tree, plugin)" >&2
+    in-tree|plugin|plugin-release) ;;
+    *) echo "test: UCX_GAUDI_TEST_BUILDS: no build '$b' (in-tree, plugin," \
+            "plugin-release)" >&2
        exit 2 ;;
     esac
 done
@@ -70,6 +75,14 @@ plugin_setup() {
     "$top/contrib/build-plugin.sh" env > "$out/plugin.env"
 }
 
+plugin_release_setup() {
+    "$top/contrib/install-deps.sh" build &&
+    "$top/contrib/install-deps.sh" test &&
+    UCX122_CONFIG=release "$top/contrib/build-plugin.sh" tests &&
+    UCX122_CONFIG=release "$top/contrib/build-plugin.sh" env \
+        > "$out/plugin-release.env"
+}
+
 sanitizer_suites() {
     "$top/contrib/sanitize.sh" 2>&1 | tee "$out/sanitize"
 }
@@ -104,10 +117,14 @@ for b in $builds; do
             parts+=(valgrind)
             step "valgrind build and suites" valgrind_suites || true
         fi
-    else
+    elif [ "$b" = plugin ]; then
         echo "test: === the plugin build: UCX 1.22.0, libuct_hlgaudi loaded" \
              "from UCX_PLUGIN_PATH"
         build plugin plugin_setup
+    else
+        echo "test: === the plugin build against release-configured UCX" \
+             "1.22.0 (as pip wheels ship it)"
+        build plugin-release plugin_release_setup
     fi
 done
 

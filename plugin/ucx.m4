@@ -23,7 +23,8 @@
 # compatibility header states itself.
 #
 # Sets: ucx_plugin (yes/no), UCX_PLUGIN_SRC, UCX_PLUGIN_PREFIX,
-# UCX_PLUGIN_VERSION, UCX_PLUGIN_CFLAGS (the tree's BASE_CFLAGS, with which
+# UCX_PLUGIN_VERSION, UCX_PLUGIN_CONFIG (release, or checks: assertions or
+# parameter checks on), UCX_PLUGIN_CFLAGS (the tree's BASE_CFLAGS, with which
 # UCX compiles its modules), UCX_GAUDI_COPY_TL (the gaudi_cpy transport's
 # name), AM_CONDITIONAL UCX_PLUGIN.
 #
@@ -134,6 +135,14 @@ AS_IF([test "x$with_ucx" != "xno"], [
              Configure the tree as the installed UCX was
              ($UCX_PLUGIN_PREFIX/bin/ucx_info -b | grep UCX_CONFIGURE_FLAGS)])])
 
+    dnl how the tree is configured, for the test output's build name: a
+    dnl release configuration (contrib/configure-release of UCX: no
+    dnl assertions, no parameter checks) or one with UCX's checks
+    AS_IF([grep -q '^#define ENABLE_ASSERT 1' "$UCX_PLUGIN_SRC/config.h" ||
+           grep -q '^#define ENABLE_PARAMS_CHECK 1' "$UCX_PLUGIN_SRC/config.h"],
+          [UCX_PLUGIN_CONFIG=checks; UCX_PLUGIN_BUILD_SUFFIX=""],
+          [UCX_PLUGIN_CONFIG=release; UCX_PLUGIN_BUILD_SUFFIX=-release])
+
     dnl the plugin compiles with the flags UCX compiles its own modules with
     UCX_PLUGIN_CFLAGS=$(sed -n 's/^BASE_CFLAGS = //p' \
                         "$UCX_PLUGIN_SRC/src/uct/Makefile" 2>/dev/null)
@@ -144,6 +153,8 @@ AS_IF([test "x$with_ucx" != "xno"], [
 AC_SUBST([UCX_PLUGIN_SRC])
 AC_SUBST([UCX_PLUGIN_PREFIX])
 AC_SUBST([UCX_PLUGIN_VERSION])
+AC_SUBST([UCX_PLUGIN_CONFIG])
+AC_SUBST([UCX_PLUGIN_BUILD_SUFFIX])
 AC_SUBST([UCX_PLUGIN_CFLAGS])
 AM_CONDITIONAL([UCX_PLUGIN], [test "x$ucx_plugin" = "xyes"])
 
@@ -178,6 +189,15 @@ UCX_GAUDI_FEATURE([MD_MEM_QUERY_V2], [mem_query fills uct_md_mem_attr_v2_t], UCX
     [static ucs_status_t q(uct_md_h md, const void *a, size_t l,
                            uct_md_mem_attr_v2_t *m) { return UCS_OK; }],
     [uct_md_ops_t ops = {.mem_query = q}; (void)ops;])
+UCX_GAUDI_FEATURE([MD_DMABUF], [an MD provides and registers DMA-BUFs (dmabuf_mem_types, UCT_MD_MEM_ATTR_FIELD_DMABUF_FD)], UCX_GAUDI_MD_H,
+    [uct_md_attr_v2_t a; uct_md_mem_attr_v2_t m;
+     a.flags            = UCT_MD_FLAG_REG_DMABUF;
+     a.dmabuf_mem_types = 0;
+     m.field_mask       = UCT_MD_MEM_ATTR_FIELD_DMABUF_FD |
+                          UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET;
+     m.dmabuf_fd        = UCT_DMABUF_FD_INVALID;
+     m.dmabuf_offset    = 0;
+     (void)a; (void)m;])
 UCX_GAUDI_FEATURE([MD_MKEY_PACK_ADDRESS], [mkey_pack takes the address and length], UCX_GAUDI_MD_H
     [static ucs_status_t p(uct_md_h md, uct_mem_h h, void *a, size_t l,
                            const uct_md_mkey_pack_params_t *pp, void *b)
@@ -291,6 +311,10 @@ AS_IF([test "x$ucx_plugin" = "xyes"],
 AS_IF([test "$ucx_tl_name_max" -gt 10],
       [UCX_GAUDI_COPY_TL=gaudi_copy], [UCX_GAUDI_COPY_TL=gaudi_cpy])
 AC_SUBST([UCX_GAUDI_COPY_TL])
+
+dnl the DMA-BUF provider test (test/dmabuf) needs DMA-BUF registration
+AM_CONDITIONAL([UCX_GAUDI_DMABUF_TESTS],
+               [test "x$ucx_plugin" = "xyes" && test "$UCX_GAUDI_HAVE_MD_DMABUF" = 1])
 
 AC_LANG_POP([C])
 CPPFLAGS="$save_CPPFLAGS"

@@ -6,6 +6,7 @@
 # Environment (set by the top-level Makefile, "make print-test-env"):
 # UCX_SRC, PREFIX (UCX's install), UNIT_TEST, EMU_TEST, IPC_TEST,
 # FUZZ_TEST, DEMO, IPC_UCP, MPI_XFER; for the plugin build also
+# DMABUF_UCP and DBUFSINK_DIR (the DMA-BUF provider test, test/dmabuf),
 # GAUDI_BUILD (plugin-<UCX version>; default in-tree-1.13.1),
 # GAUDI_PLUGIN_PATH (where UCX finds the plugin: UCX_PLUGIN_PATH) and
 # GAUDI_COPY_TL (the copy transport's name: gaudi_cpy there) and
@@ -157,13 +158,24 @@ run_gtest ucx-ucp-gaudi $(emu_env 1) UCX_HANDLE_ERRORS=none -- \
     "$ucx_gtest" --gtest_filter="$(for s in $ucp_suites; do
                                        printf 'shm_ib/%s.*:' "$s"; done)"
 
+# UCX's own suites of its InfiniBand transports (in-tree UCX is built with
+# verbs and rdmacm: README, "On a cluster") on a machine without an RDMA
+# device: those that need one have no instance, the device-free ones (the
+# ib utilities) pass
+ib_suites="rc_mlx5 rc_verbs dc_mlx5 ud_verbs ud_mlx5 rdmacm ib"
+run_gtest ucx-ib-nodevice UCX_HANDLE_ERRORS=none -- \
+    "$ucx_gtest" --gtest_filter="$(for s in $ib_suites; do
+                                       printf '%s/*:' "$s"; done
+                                   )test_uct_ib_utils.*:test_uct_ib_sl_utils.*"
+
 for t in "$here"/test/e2e/*.sh; do
     [ -f "$t" ] || continue
     run_script "e2e-$(basename "$t" .sh)" env PREFIX="$PREFIX" DEMO="$DEMO" \
         GAUDI_UCX_TREE="$ucx_tree" GAUDI_BUILD="$build" \
         GAUDI_COPY_TL="$copy_tl" GAUDI_FEATURES_DIR="$features_dir" \
         IPC_UCP="${IPC_UCP:-}" FAULT_UCP="${FAULT_UCP:-}" \
-        MPI_XFER="${MPI_XFER:-}" bash "$t"
+        MPI_XFER="${MPI_XFER:-}" DMABUF_UCP="${DMABUF_UCP:-}" \
+        DBUFSINK_DIR="${DBUFSINK_DIR:-}" bash "$t"
 done
 
 [ "${#skipped[@]}" -eq 0 ] ||

@@ -35,6 +35,7 @@
 #  define UCX_GAUDI_HAVE_MD_CACHE_MEM_TYPES         0
 #  define UCX_GAUDI_HAVE_MD_MEM_REG_PARAMS          0
 #  define UCX_GAUDI_HAVE_MD_MEM_QUERY_V2            0
+#  define UCX_GAUDI_HAVE_MD_DMABUF                  0
 #  define UCX_GAUDI_HAVE_MD_MKEY_PACK_ADDRESS       0
 #  define UCX_GAUDI_HAVE_MD_MEM_ALLOC_SYS_DEV       0
 #  define UCX_GAUDI_HAVE_MD_MEM_ATTACH              0
@@ -185,6 +186,12 @@ typedef uct_md_mem_attr_v2_t uct_gaudi_mem_attr_t;
 #else
 typedef uct_md_mem_attr_t uct_gaudi_mem_attr_t;
 #endif
+
+/* DMA-BUFs between MDs: gaudi_cpy provides one of Gaudi memory (mem_query
+ * with UCT_MD_MEM_ATTR_FIELD_DMABUF_FD/_OFFSET), which UCP hands to every MD
+ * that registers DMA-BUFs (UCT_MD_FLAG_REG_DMABUF: InfiniBand's
+ * ibv_reg_dmabuf_mr). 1.13.1 has neither side. */
+#define UCT_GAUDI_MD_DMABUF UCX_GAUDI_HAVE_MD_DMABUF
 
 /* mem_reg(md, address, length, UCT_GAUDI_MEM_REG_ARG(reg), memh_p): the
  * registration flags are UCT_GAUDI_MEM_REG_FLAGS(reg) */

@@ -13,13 +13,16 @@
 #include <uct/gaudi/base/gaudi_knob.h>
 #include <uct/gaudi/base/gaudi_md.h>
 #include <uct/gaudi/drv/gaudi_lib.h>
+#include <uct/gaudi/drv/gaudi_share.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/profile/profile.h>
 #include <ucs/sys/sys.h>
 #include <ucm/api/ucm.h>
 #include <sys/mman.h>
+#include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 #include <limits.h>
 
 
@@ -52,6 +55,18 @@ static ucs_config_field_t uct_gaudi_copy_md_config_table[] = {
     {"", UCT_GAUDI_RCACHE_CONFIG_DEFAULTS, NULL,
      ucs_offsetof(uct_gaudi_copy_md_config_t, rcache),
      UCS_CONFIG_TYPE_TABLE(UCT_GAUDI_RCACHE_CONFIG_TABLE)},
+
+#if UCT_GAUDI_MD_DMABUF
+    {"DMABUF", "y",
+     "Provide a DMA-BUF of Gaudi memory to the memory domains that register\n"
+     "DMA-BUFs (InfiniBand: GPUDirect RDMA from Gaudi memory). Memory UCX\n"
+     "allocated is always exportable; memory the application's runtime\n"
+     "allocated only where the driver exports by address (not with the 6.1\n"
+     "driver ABI on Gaudi2+, and on Gaudi2+ only from the start of a mapping):\n"
+     "its registration with such a memory domain fails otherwise. With \"n\"\n"
+     "UCP moves Gaudi memory between nodes staged through host memory.",
+     ucs_offsetof(uct_gaudi_copy_md_config_t, dmabuf), UCS_CONFIG_TYPE_BOOL},
+#endif
 
     {NULL}
 };
@@ -94,7 +109,9 @@ uct_gaudi_copy_md_query(uct_md_h tl_md, uct_gaudi_md_attr_t *md_attr)
         .detect_mem_types = UCS_BIT(UCS_MEMORY_TYPE_GAUDI),
         /* host registrations are cached here (md->rcache), not by UCP */
         .cache_mem_types  = 0,
-        .dmabuf_mem_types = 0,
+        /* UCP then registers Gaudi memory with every MD that takes a
+         * DMA-BUF, with one this MD exports (uct_gaudi_copy_mem_query) */
+        .dmabuf_mem_types = md->dmabuf ? UCS_BIT(UCS_MEMORY_TYPE_GAUDI) : 0,
         .max_alloc        = md->dev->info->dram_size,
         .max_reg          = ULONG_MAX,
         .rkey_packed_size = 0,
@@ -326,6 +343,66 @@ static ucs_status_t uct_gaudi_copy_mem_free(uct_md_h tl_md, uct_mem_h tl_memh)
     return status;
 }
 
+#if UCT_GAUDI_MD_DMABUF
+/*
+ * A DMA-BUF of [address, address + length) for another MD to register
+ * (UCP closes it after that registration; the importer keeps what it needs).
+ * Memory UCX allocated is exported as gaudi_ipc exports it (the allocation,
+ * or its chunk, per driver form); the application's memory by its address
+ * where the driver allows. A new export each time: UCP caches the
+ * registrations that result, and an export pins its memory only while
+ * someone holds it.
+ */
+static ucs_status_t
+uct_gaudi_copy_md_dmabuf(uct_gaudi_copy_md_t *md, const void *address,
+                         size_t length, uct_gaudi_mem_attr_t *mem_attr)
+{
+    uint64_t addr = (uintptr_t)address;
+    uct_gaudi_export_t exp;
+    ucs_status_t status;
+    size_t alloc_length;
+    uint64_t base;
+
+    if (uct_gaudi_mem_lookup(md->dev, addr, length, &base, &alloc_length) ==
+        UCS_OK) {
+        status = uct_gaudi_share_export(md->dev, addr, length, &exp);
+    } else {
+        status = uct_gaudi_share_export_addr(md->dev, addr, length, &exp);
+    }
+
+    if (status != UCS_OK) {
+        ucs_error("gaudi_cpy: no DMA-BUF of %s memory %p..%p for a memory "
+                  "domain that registers DMA-BUFs: %s (memory not allocated "
+                  "through UCX is exported only where the driver exports by "
+                  "address; UCX_GAUDI_COPY_DMABUF=n stages it through host "
+                  "memory instead)", md->dev->name, address,
+                  UCS_PTR_BYTE_OFFSET(address, length),
+                  ucs_status_string(status));
+        return status;
+    }
+
+    /* what the export holds starts at exp.base, whatever its form */
+    ucs_assertv((addr >= exp.base) &&
+                (addr + length <= exp.base + exp.length),
+                "%p+%zu outside DMA-BUF 0x%" PRIx64 "+%zu", address, length,
+                exp.base, exp.length);
+    if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET) {
+        mem_attr->dmabuf_offset = addr - exp.base;
+    }
+
+    if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_DMABUF_FD) {
+        mem_attr->dmabuf_fd = exp.fd;
+    } else {
+        close(exp.fd);
+    }
+
+    ucs_trace("gaudi_cpy: DMA-BUF fd %d of %p+%zu: offset %" PRIu64
+              " in 0x%" PRIx64 "+%zu", exp.fd, address, length,
+              addr - exp.base, exp.base, exp.length);
+    return UCS_OK;
+}
+#endif
+
 static ucs_status_t
 uct_gaudi_copy_mem_query(uct_md_h tl_md, const void *address, size_t length,
                          uct_gaudi_mem_attr_t *mem_attr)
@@ -335,6 +412,23 @@ uct_gaudi_copy_mem_query(uct_md_h tl_md, const void *address, size_t length,
     if (!uct_gaudi_copy_md_is_device_mem(md, address, length)) {
         return UCS_ERR_INVALID_ADDR;
     }
+
+#if UCT_GAUDI_MD_DMABUF
+    if (mem_attr->field_mask & (UCT_MD_MEM_ATTR_FIELD_DMABUF_FD |
+                                UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET)) {
+        if (!md->dmabuf) {
+            /* UCP asks only a provider; someone else asks anyway */
+            mem_attr->dmabuf_fd     = UCT_DMABUF_FD_INVALID;
+            mem_attr->dmabuf_offset = 0;
+        } else {
+            ucs_status_t status = uct_gaudi_copy_md_dmabuf(md, address,
+                                                           length, mem_attr);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+    }
+#endif
 
     if (mem_attr->field_mask & UCT_MD_MEM_ATTR_FIELD_MEM_TYPE) {
         mem_attr->mem_type = UCS_MEMORY_TYPE_GAUDI;
@@ -526,6 +620,9 @@ uct_gaudi_copy_md_open(uct_component_t *component, const char *md_name,
     md->super.ops       = &uct_gaudi_copy_md_ops;
     md->super.component = &uct_gaudi_copy_component;
     md->reg_cost        = config->reg_cost;
+#if UCT_GAUDI_MD_DMABUF
+    md->dmabuf          = config->dmabuf;
+#endif
     status = UCS_STATS_NODE_ALLOC(&md->stats, &uct_gaudi_copy_md_stats_class,
                                   ucs_stats_get_root(), "%s-%s", md_name,
                                   md->dev->name);

@@ -23,6 +23,8 @@ typedef struct uct_gaudi_copy_md_config {
     ucs_linear_func_t      reg_cost;     /* host registration cost estimate */
     int                    enable_rcache;/* UCS_YES/NO/TRY */
     uct_gaudi_rcache_config_t rcache;    /* registration cache knobs */
+    int                    dmabuf;       /* provide DMA-BUFs of Gaudi
+                                            memory (UCT_GAUDI_MD_DMABUF) */
 } uct_gaudi_copy_md_config_t;
 
 
@@ -32,6 +34,8 @@ typedef struct uct_gaudi_copy_md {
     uct_gaudi_dev_t        *dev;         /* owned device (refcounted) */
     ucs_linear_func_t      reg_cost;     /* reported registration cost */
     ucs_rcache_t           *rcache;      /* host registrations, or NULL */
+    int                    dmabuf;       /* a DMA-BUF provider of Gaudi
+                                            memory */
     UCS_STATS_NODE_DECLARE(stats)
 } uct_gaudi_copy_md_t;
 

@@ -583,6 +583,12 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
      * handed out again (gaudi_ucx_compat.h); no lock held: UCP deregisters
      * from this call */
     uct_gaudi_ucm_mem_type_free((void*)(uintptr_t)mem->dva, mem->length);
+    if (uct_gaudi_mem_in_memtype_range(dev, mem->dva, mem->length)) {
+        /* UCS's memory-type cache dropped the range on that event too: it
+         * is still device memory (the next allocation there may not be
+         * registered before UCP detects it) */
+        uct_gaudi_mem_memtype_set(mem->dva, mem->length, dev->info->sys_dev);
+    }
 
     if (exported) {
         uct_gaudi_mem_call_free_cb(dev, mem->dva, mem->length);

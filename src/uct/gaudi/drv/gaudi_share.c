@@ -14,7 +14,9 @@
 #include "gaudi_mem.h"
 #include "gaudi_device.h"
 
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/sys.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -194,5 +196,65 @@ ucs_status_t uct_gaudi_share_import(uct_gaudi_dev_t *dev, int fd, size_t length,
     *dva_p = args.out.device_virt_addr;
     ucs_trace("%s: imported DMA-BUF fd %d (%zu bytes) at 0x%" PRIx64,
               dev->name, fd, length, *dva_p);
+    return UCS_OK;
+}
+
+ucs_status_t uct_gaudi_share_export_addr(uct_gaudi_dev_t *dev, uint64_t addr,
+                                         size_t length,
+                                         uct_gaudi_export_t *exp)
+{
+    size_t page = ucs_get_page_size();
+    struct uct_gaudi_mem_export_in in;
+    union hl_mem_args args;
+    ucs_status_t status;
+
+    status = uct_gaudi_dev_check(dev);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (uct_gaudi_mem_export_whole(dev)) {
+        ucs_diag("%s: cannot export 0x%" PRIx64 "+%zu by address: the %s "
+                 "driver ABI exports by allocation handle only", dev->name,
+                 addr, length, uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    if (dev->info->asic == UCT_GAUDI_ASIC_GAUDI1) {
+        /* physical HBM: any whole pages */
+        in.addr = ucs_align_down(addr, page);
+    } else if ((addr % page) == 0) {
+        /* the driver looks the mapping up by its exact start */
+        in.addr = addr;
+    } else {
+        ucs_diag("%s: cannot export 0x%" PRIx64 "+%zu by address: not the "
+                 "start of a mapping (not page aligned)", dev->name, addr,
+                 length);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    in.offset   = 0;
+    in.mem_size = ucs_align_up(addr + length, page) - in.addr;
+
+    memset(&args, 0, sizeof(args));
+    memcpy(&args.in, &in, sizeof(in));
+    args.in.op    = HL_MEM_OP_EXPORT_DMABUF_FD;
+    args.in.flags = O_RDWR | O_CLOEXEC;
+
+    /* EINVAL is the driver's answer for a range that does not start a
+     * mapping, is not all device memory, or leaves the BAR window: the
+     * caller says what it means for its user */
+    status = UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd,
+                                                 UCT_GAUDI_IOC_MEMORY, &args),
+                            UCS_LOG_LEVEL_DIAG);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    exp->fd     = args.out.fd;
+    exp->base   = in.addr;
+    exp->length = in.mem_size;
+    ucs_trace("%s: exported 0x%" PRIx64 "+%zu by address as DMA-BUF fd %d",
+              dev->name, exp->base, exp->length, exp->fd);
     return UCS_OK;
 }

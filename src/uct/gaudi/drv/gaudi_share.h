@@ -25,10 +25,14 @@
 BEGIN_C_DECLS
 
 
-/* An exported allocation */
+/* An exported allocation. Whatever form the export took (allocation,
+ * whole chunk, offset applied by the driver or not), byte o of the DMA-BUF
+ * is the device memory at base + o: an importer's offset of an address A is
+ * A - base (the DMA-BUF provider of gaudi_cpy relies on it) */
 typedef struct uct_gaudi_export {
     int      fd;      /* the DMA-BUF; owned by the caller */
-    uint64_t base;    /* start of what it holds (Gaudi1: physical) */
+    uint64_t base;    /* device address of its first byte (Gaudi1:
+                         physical) */
     size_t   length;  /* its length = the DMA-BUF size */
 } uct_gaudi_export_t;
 
@@ -56,6 +60,21 @@ void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
  */
 ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
                                   size_t length, uct_gaudi_export_t *exp);
+
+
+/**
+ * Export device memory of the owned device that this process did not
+ * allocate through UCX (the application's runtime did, on the same device
+ * file), by its address, where the driver takes one: Gaudi1 any whole pages
+ * of physical HBM around [addr, addr + length); Gaudi2+ with the
+ * transitional or DRM ABI a mapping from its exact start (@a addr must be
+ * where MAP put it; offset 0). Not with the 6.1 ABI on Gaudi2+, whose export
+ * takes only the allocation's handle, which this process does not know
+ * (UCS_ERR_UNSUPPORTED). Nothing is marked: the allocation is not ours.
+ */
+ucs_status_t uct_gaudi_share_export_addr(uct_gaudi_dev_t *dev, uint64_t addr,
+                                         size_t length,
+                                         uct_gaudi_export_t *exp);
 
 
 /**

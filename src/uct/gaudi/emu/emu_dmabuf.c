@@ -397,3 +397,40 @@ void emu_dmabuf_protect(int dev, emu_shm_dev_t *sdev)
 
     closedir(dir);
 }
+
+EMU_EXPORT int gaudi_emu_dmabuf_read(int fd, uint64_t offset, void *buf,
+                                     size_t length, uint64_t *size_p)
+{
+    emu_dmabuf_desc_t desc;
+    const uint8_t *hbm;
+    int ret;
+
+    if (!emu_g.initialized) {
+        return -ENODEV;
+    }
+
+    ret = emu_dmabuf_lookup_fd(fd, &desc);
+    if (ret != 0) {
+        return ret;
+    }
+
+    if (size_p != NULL) {
+        *size_p = desc.length;
+    }
+
+    /* no "offset + length": a length near 2^64 would wrap past the check */
+    if ((offset > desc.length) || (length > desc.length - offset)) {
+        return -EINVAL;
+    }
+
+    hbm = emu_state_hbm(desc.dev);
+    if (hbm == NULL) {
+        return -ENOMEM;
+    }
+
+    /* what the DMA-BUF holds, as an importer reaches it through the BAR */
+    if (length > 0) {
+        memcpy(buf, hbm + desc.offset + offset, length);
+    }
+    return 0;
+}

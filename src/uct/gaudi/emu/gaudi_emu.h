@@ -18,6 +18,7 @@
 
 #include <uct/gaudi/drv/gaudi_drv.h>
 #include <uct/gaudi/drv/gaudi_abi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define GAUDI_EMU_INIT_SYMBOL "gaudi_emu_init"
@@ -117,5 +118,24 @@ int gaudi_emu_set_faults(const char *spec);
 
 typedef int (*gaudi_emu_set_faults_func_t)(const char *spec);
 #define GAUDI_EMU_SET_FAULTS_SYMBOL "gaudi_emu_set_faults"
+
+/*
+ * A test importer of this emulator's DMA-BUFs: copy @a length bytes at
+ * @a offset of the DMA-BUF @a fd (exported by any process of the emulated
+ * node) into @a buf, and give its size in @a size_p (if not NULL). It reads
+ * what the DMA-BUF holds, as a NIC that registered it would reach it through
+ * the BAR (Habana's out-of-tree driver has such a CPU importer for its tests,
+ * hl_importer); the tests of the DMA-BUF provider check offsets and bytes
+ * with it. Not part of the driver ABI. Returns 0, or -EBADF / -EINVAL (not a
+ * DMA-BUF of this node, or the range passes its end) / -ENODEV (emulator not
+ * initialized in this process).
+ */
+int gaudi_emu_dmabuf_read(int fd, uint64_t offset, void *buf, size_t length,
+                          uint64_t *size_p);
+
+typedef int (*gaudi_emu_dmabuf_read_func_t)(int fd, uint64_t offset,
+                                            void *buf, size_t length,
+                                            uint64_t *size_p);
+#define GAUDI_EMU_DMABUF_READ_SYMBOL "gaudi_emu_dmabuf_read"
 
 #endif
