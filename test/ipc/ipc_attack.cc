@@ -968,6 +968,41 @@ GIPC_SCENARIO(squat_dir)
             << "entries left in the default directory after close";
 }
 
+/*
+ * A forked child of the exporter that closes the MD it inherited (as a
+ * child that cleans up UCP would) must not take the exporter's entries
+ * out of the directory: the importer still gets the exporter's memory.
+ */
+GIPC_SCENARIO(fork_close)
+{
+    std::vector<remote_region> rr;
+    struct stat st;
+    int status;
+    pid_t child;
+
+    p.setup();
+    if (p.index() == 1) {
+        fflush(NULL);
+        child = fork();
+        GIPC_ASSERT(child >= 0) << strerror(errno);
+        if (child == 0) {
+            close(CHANNEL_FD);
+            uct_md_close(p.md());
+            _exit(0);
+        }
+        GIPC_ASSERT(waitpid(child, &status, 0) == child);
+        GIPC_EXPECT(WIFEXITED(status) && (WEXITSTATUS(status) == 0))
+                << "the child's md close: status " << status;
+        for (const std::string &entry : entries_of(p.my_hello())) {
+            GIPC_EXPECT(lstat(entry.c_str(), &st) == 0)
+                    << entry << " is gone after the child closed its MD";
+        }
+    }
+    p.connect();
+    put_and_check(p);
+    p.teardown();
+}
+
 /* The identities the victim's server will try, in order (squat_next_names) */
 uint64_t g_squat_base;
 
@@ -2284,6 +2319,16 @@ TEST_F(gaudi_ipc_attack, cpu_under_connection_flood)
 
     spec.allow_errors = true;
     spec.timeout_sec  = 120;
+    run(spec);
+}
+
+/* 3. a forked child that closes the inherited MD keeps the parent's
+ * entries */
+TEST_F(gaudi_ipc_attack, fork_child_closes_md)
+{
+    run_spec spec("fork_close");
+
+    spec.allow_errors = true;
     run(spec);
 }
 

@@ -523,6 +523,7 @@ ucs_status_t uct_gaudi_ipc_srv_start(uct_gaudi_ipc_srv_t *srv,
     for (i = 0; i < UCT_GAUDI_IPC_SRV_LAST; ++i) {
         srv->fds[i] = -1;
     }
+    srv->pid        = getpid();
     srv->ops        = ops;
     srv->arg        = arg;
     srv->timeout    = timeout;
@@ -586,6 +587,28 @@ err:
     return status;
 }
 
+/*
+ * A forked child closes the MD it inherited: the server is its parent's.
+ * The entries stay in the directory, and the registrations in UCS's async
+ * thread stay too (the child shares its epoll set, so removing them would
+ * remove the parent's); the child has no async thread, and may have been
+ * forked while it held the lock. Only the child's descriptors go.
+ */
+static void uct_gaudi_ipc_srv_stop_forked(uct_gaudi_ipc_srv_t *srv)
+{
+    int sock;
+
+    if (srv->reserve_fd >= 0) {
+        close(srv->reserve_fd);
+    }
+    uct_gaudi_ipc_srv_close_listeners(srv, 0);
+    kh_foreach_key(&srv->conns, sock, {
+        close(sock);
+    })
+    kh_destroy_inplace(uct_gaudi_ipc_srv_conns, &srv->conns);
+    uct_gaudi_ipc_dir_close(&srv->dir);
+}
+
 void uct_gaudi_ipc_srv_stop(uct_gaudi_ipc_srv_t *srv)
 {
     int socks[UCT_GAUDI_IPC_SRV_MAX_CONNS + 1];
@@ -593,6 +616,9 @@ void uct_gaudi_ipc_srv_stop(uct_gaudi_ipc_srv_t *srv)
     int sock;
 
     if (srv->fds[UCT_GAUDI_IPC_SRV_REQUESTS] < 0) {
+        return;
+    } else if (getpid() != srv->pid) {
+        uct_gaudi_ipc_srv_stop_forked(srv);
         return;
     }
 

@@ -84,6 +84,9 @@ KHASH_MAP_INIT_INT(uct_gaudi_ipc_srv_conns, uct_gaudi_ipc_srv_conn_t);
 typedef struct uct_gaudi_ipc_srv {
     uct_gaudi_ipc_dir_t           dir;
     uct_gaudi_ipc_entry_t         entry;    /* ours: our identity */
+    pid_t                         pid;      /* the process that serves (a
+                                               forked child that stops it
+                                               leaves it alone) */
     int                           fds[UCT_GAUDI_IPC_SRV_LAST]; /* listening */
     const uct_gaudi_ipc_srv_ops_t *ops;
     void                          *arg;
