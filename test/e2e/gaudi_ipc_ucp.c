@@ -293,6 +293,24 @@ static void emu_sample(void)
     }
 }
 
+/* Wait up to @a timeout s until this process imports nothing */
+static void emu_wait_imports_gone(double timeout)
+{
+    struct timespec ts;
+    gaudi_emu_stats_t s;
+    double deadline;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    deadline = ts.tv_sec + ts.tv_nsec * 1e-9 + timeout;
+    while (emu_stats(&s) && (s.import_maps > 0)) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (ts.tv_sec + ts.tv_nsec * 1e-9 > deadline) {
+            break;
+        }
+        usleep(10000);
+    }
+}
+
 static void emu_stats_str(char *buf, size_t max)
 {
     gaudi_emu_stats_t s;
@@ -1459,6 +1477,10 @@ static int run(void)
         app_free();
     }
     ctl_sync(6);
+    /* the peer's unmap revoked our imports of its memory; its revocation
+     * reaches our fd server asynchronously (and the peer waits for the
+     * answer only a short grace): give it a moment on a loaded machine */
+    emu_wait_imports_gone(3.0);
     emu_stats_str(stats, sizeof(stats));
     ctl_send_blob(stats, strlen(stats) + 1);
     free(ctl_recv_blob(&len)); /* keep the peer's worker alive until here */
