@@ -9,9 +9,10 @@
 #     each) and named in UCX_GAUDI_IPC_DIR: both endpoints have a gaudi_ipc
 #     lane, both processes imported the other's memory, and tag/put/get/am
 #     of 1 B .. 64 MiB both ways are byte-exact. The client's 4 MiB put
-#     bandwidth, against the same pair in the host's namespaces measured in
-#     this run, is printed as a ratio (the goal is >= 0.9; not a verdict:
-#     the machine is shared with other jobs).
+#     bandwidth (gaudi_ipc_ucp -B), against the same pair in the host's
+#     namespaces measured in this run (5 rounds in turns, the best), is
+#     printed as a ratio (the goal is >= 0.9; not a verdict: the machine
+#     is shared with other jobs).
 #  2. A directory of its own in each (a tmpfs each): no
 #     lane, no import, byte-exact all the same (UCP stages), and an info
 #     line (UCX_LOG_LEVEL=info) says why.
@@ -106,8 +107,7 @@ bandwidth() {
 }
 
 # 1. the shared directory: gaudi_ipc across the namespaces
-pair containers shared 56 -s "$sizes" -o tag,put,get,am \
-    -B "$bw_size,$bw_iters"
+pair containers shared 56 -s "$sizes" -o tag,put,get,am
 c=$(field containers 'gaudi_ipc lanes:' client)
 s=$(field containers 'gaudi_ipc lanes:' server)
 [ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
@@ -127,15 +127,27 @@ ok "containers (network, PID and mount namespaces of their own, the" \
    "imports client=$c server=$s, tag/put/get/am 1 B..64 MiB both ways" \
    "byte-exact"
 
-# the same pair in the host's namespaces, for the bandwidth
-pair host host 2 -s "$bw_size" -o put -B "$bw_size,$bw_iters"
-bw_ns=$(bandwidth containers)
-bw_host=$(bandwidth host)
-[ -n "$bw_ns" ] && [ -n "$bw_host" ] ||
-    fail "no bandwidth line (containers '$bw_ns', host '$bw_host')"
-ratio=$(awk -v a="$bw_ns" -v b="$bw_host" 'BEGIN { printf "%.2f", a / b }')
-ok "4 MiB put bandwidth: containers $bw_ns MB/s, host namespaces" \
-   "$bw_host MB/s: ratio $ratio (goal >= 0.9; reported, not judged)"
+# the 4 MiB put bandwidth, in own namespaces and in the host's, in turns
+# (the machine's load changes): the ratio of the best of 5 rounds each (the
+# best is the least disturbed by other jobs)
+bw_ns=() bw_host=()
+for round in 1 2 3 4 5; do
+    for how in shared host; do
+        pair "bw-$how-$round" "$how" 2 -s "$bw_size" -o put \
+            -B "$bw_size,$bw_iters"
+        bw=$(bandwidth "bw-$how-$round")
+        [ -n "$bw" ] || fail "bw-$how-$round: no bandwidth line"
+        c=$(field "bw-$how-$round" 'gaudi_ipc lanes:' client)
+        [ "${c:-0}" -gt 0 ] || fail "bw-$how-$round: no gaudi_ipc lane"
+        if [ "$how" = shared ]; then bw_ns+=("$bw"); else bw_host+=("$bw"); fi
+    done
+done
+best() { printf '%s\n' "$@" | sort -g | tail -n 1; }
+ratio=$(awk -v a="$(best "${bw_ns[@]}")" -v b="$(best "${bw_host[@]}")" \
+        'BEGIN { printf "%.2f", a / b }')
+ok "4 MiB put bandwidth (MB/s, 5 rounds): containers ${bw_ns[*]}," \
+   "host namespaces ${bw_host[*]}: ratio of the best $ratio (goal" \
+   ">= 0.9; reported, not judged: the machine is shared)"
 echo "RESULT containers_put_bw_ratio=$ratio"
 
 # 2. a directory each: staged, and said so
