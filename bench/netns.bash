@@ -58,14 +58,16 @@ netns_down() {
 }
 
 # netns_run NS HOST ARGS...: ARGS in namespace NS with hostname HOST and an
-# emulated node of its own
+# emulated node of its own (with its own gaudi_ipc rendezvous directory, as
+# another host would have)
 netns_run() {
     local ns=$1 host=$2
     shift 2
     mkdir -p "$netns_dir/emu-$host"
     ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
         "$host" env UCX_GAUDI_EMU_DEVICES=1 \
-        UCX_GAUDI_EMU_STATE_DIR="$netns_dir/emu-$host" "$@"
+        UCX_GAUDI_EMU_STATE_DIR="$netns_dir/emu-$host" \
+        UCX_GAUDI_IPC_DIR="$netns_dir/ipc-$host" "$@"
 }
 
 perftest_ns() {

@@ -16,7 +16,9 @@
  *
  * The two processes exchange their worker addresses (and later rkeys and
  * per-operation handshakes) over the TCP connection (a socketpair in "pair"
- * mode), then both create an endpoint to the other. Each operation runs in
+ * mode; with -u PATH a UNIX socket at PATH, which reaches across network
+ * namespaces when PATH is in a directory both see: the client's HOST is
+ * then ignored), then both create an endpoint to the other. Each operation runs in
  * both directions (the client initiates, then the server). The client prints
  * one line per operation:
  *
@@ -65,10 +67,15 @@
  * the times each slept and was woken. A transport that cannot wake a worker
  * leaves it asleep until the alarm.
  *
- * OPTIONS: -p PORT (13337), -t TIMEOUT seconds (120), -s SIZES (comma
- * separated, default 8,65536,4194304,16777216), -o OPS (comma separated
- * subset of tag,put,get,am,am_auto; default tag,put,get,am), -1 (only the
- * client initiates), -P, -S, -A, -W.
+ * -B SIZE,ITERS (bandwidth): after the operations, the client puts SIZE
+ * bytes of its Gaudi buffer into the server's ITERS times (after one put
+ * to warm up), flushes, and prints "bandwidth put SIZE: <MB/s> MB/s" (the
+ * data was verified by the operations before; the server progresses).
+ *
+ * OPTIONS: -p PORT (13337), -u PATH, -t TIMEOUT seconds (120), -s SIZES
+ * (comma separated, default 8,65536,4194304,16777216), -o OPS (comma
+ * separated subset of tag,put,get,am,am_auto; default tag,put,get,am), -1
+ * (only the client initiates), -P, -S, -A, -W, -B SIZE,ITERS.
  */
 
 #ifndef _GNU_SOURCE
@@ -95,6 +102,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,6 +146,9 @@ static struct {
     int               self_ep_copy; /* -S: fill/verify through UCP */
     int               app_alloc;    /* -A: buffer allocated by the "app" */
     int               wakeup;       /* -W: sleep in ucp_worker_wait */
+    const char        *unix_path;   /* -u: control channel's socket */
+    size_t            bw_size;      /* -B: bandwidth of puts this size */
+    unsigned          bw_iters;
     const char        *host;
 } opts = {
     .port    = 13337,
@@ -279,6 +290,24 @@ static void emu_sample(void)
         if ((int)stats.import_maps > emu_imports_run) {
             emu_imports_run = stats.import_maps;
         }
+    }
+}
+
+/* Wait up to @a timeout s until this process imports nothing */
+static void emu_wait_imports_gone(double timeout)
+{
+    struct timespec ts;
+    gaudi_emu_stats_t s;
+    double deadline;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    deadline = ts.tv_sec + ts.tv_nsec * 1e-9 + timeout;
+    while (emu_stats(&s) && (s.import_maps > 0)) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (ts.tv_sec + ts.tv_nsec * 1e-9 > deadline) {
+            break;
+        }
+        usleep(10000);
     }
 }
 
@@ -441,6 +470,38 @@ static int connect_to(const char *host, int port)
         }
         usleep(100000);
     }
+}
+
+/* -u: the control channel over a UNIX socket at @a path (the server binds
+ * it, the client connects, retrying until the server listens) */
+static int unix_control(const char *path, int is_server)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int lfd, fd;
+
+    CHECK(strlen(path) < sizeof(addr.sun_path), "-u %s: too long", path);
+    strcpy(addr.sun_path, path);
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK(fd >= 0, "socket: %s", strerror(errno));
+    if (!is_server) {
+        while (connect(fd, (struct sockaddr*)&addr, sizeof(addr)) != 0) {
+            usleep(100000);     /* the alarm bounds this */
+        }
+        return fd;
+    }
+
+    lfd = fd;
+    unlink(path);
+    CHECK(bind(lfd, (struct sockaddr*)&addr, sizeof(addr)) == 0,
+          "bind %s: %s", path, strerror(errno));
+    CHECK(listen(lfd, 1) == 0, "listen: %s", strerror(errno));
+    do {
+        fd = accept(lfd, NULL, NULL);
+    } while ((fd < 0) && (errno == EINTR));
+    CHECK(fd >= 0, "accept: %s", strerror(errno));
+    close(lfd);
+    unlink(path);
+    return fd;
 }
 
 static int accept_one(int port)
@@ -1274,8 +1335,9 @@ static int parse_list(const char *arg, int is_ops)
 
 static void usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [-p PORT] [-t TIMEOUT] [-s SIZES] [-o OPS] "
-            "[-1] [-P] [-S] [-A] [-W] server | client HOST | pair\n"
+    fprintf(stderr, "usage: %s [-p PORT | -u PATH] [-t TIMEOUT] [-s SIZES] "
+            "[-o OPS] [-1] [-P] [-S] [-A] [-W] [-B SIZE,ITERS] server | "
+            "client HOST | pair\n"
             "  OPS: comma-separated subset of tag,put,get,am,am_auto\n"
             "  -1: only the client initiates; -P: one-sided check (the "
             "target of put/get,\n  the sender of tag/am does not progress "
@@ -1287,6 +1349,35 @@ static void usage(const char *prog)
             "  -W: both sides sleep in ucp_worker_wait while they wait "
             "for UCP\n", prog);
     exit(2);
+}
+
+/* -B: the client's put bandwidth into the server's buffer */
+static void run_bandwidth(void)
+{
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    double start, elapsed;
+    unsigned i;
+
+    snprintf(current_op, sizeof(current_op), "bandwidth");
+    CHECK(opts.bw_size <= dev_buf_size, "-B %zu: larger than the buffer "
+          "(%zu bytes: give the size in -s too)", opts.bw_size, dev_buf_size);
+    ctl_sync(7);
+    if (!opts.is_server) {
+        request_wait_ok(ucp_put_nbx(peer_ep, dev_buf, opts.bw_size, peer_buf,
+                                    peer_rkey, &param), "warm-up put");
+        request_wait_ok(ucp_ep_flush_nbx(peer_ep, &param), "flush");
+        start = now_sec();
+        for (i = 0; i < opts.bw_iters; ++i) {
+            request_wait_ok(ucp_put_nbx(peer_ep, dev_buf, opts.bw_size,
+                                        peer_buf, peer_rkey, &param), "put");
+        }
+        request_wait_ok(ucp_ep_flush_nbx(peer_ep, &param), "flush");
+        elapsed = now_sec() - start;
+        printf("bandwidth put %zu: %.1f MB/s (%u puts in %.3f s)\n",
+               opts.bw_size, opts.bw_size * (double)opts.bw_iters /
+               elapsed / 1e6, opts.bw_iters, elapsed);
+    }
+    ctl_sync(8);    /* the server progresses its worker meanwhile */
 }
 
 static int run(void)
@@ -1328,6 +1419,10 @@ static int run(void)
                 failed += !run_op(op, opts.sizes[i], dir == 0, ++index);
             }
         }
+    }
+
+    if (opts.bw_iters > 0) {
+        run_bandwidth();
     }
 
     /* which transports the endpoints use (after the traffic: wireup done) */
@@ -1382,6 +1477,10 @@ static int run(void)
         app_free();
     }
     ctl_sync(6);
+    /* the peer's unmap revoked our imports of its memory; its revocation
+     * reaches our fd server asynchronously (and the peer waits for the
+     * answer only a short grace): give it a moment on a loaded machine */
+    emu_wait_imports_gone(3.0);
     emu_stats_str(stats, sizeof(stats));
     ctl_send_blob(stats, strlen(stats) + 1);
     free(ctl_recv_blob(&len)); /* keep the peer's worker alive until here */
@@ -1415,9 +1514,15 @@ int main(int argc, char **argv)
     pid_t child;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    while ((c = getopt(argc, argv, "p:t:s:o:1PSAWh")) != -1) {
+    while ((c = getopt(argc, argv, "p:u:t:s:o:1PSAWB:h")) != -1) {
         switch (c) {
         case 'p': opts.port    = atoi(optarg); break;
+        case 'u': opts.unix_path = optarg; break;
+        case 'B':
+            if (sscanf(optarg, "%zu,%u", &opts.bw_size, &opts.bw_iters) != 2) {
+                usage(argv[0]);
+            }
+            break;
         case 't': opts.timeout = atoi(optarg); break;
         case 's':
             if (parse_list(optarg, 0) < 0) {
@@ -1456,11 +1561,15 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "server") && (optind + 1 == argc)) {
         opts.is_server = 1;
         role           = "server";
-        ctl_fd         = accept_one(opts.port);
+        ctl_fd         = (opts.unix_path != NULL) ?
+                         unix_control(opts.unix_path, 1) :
+                         accept_one(opts.port);
         return run();
     } else if (!strcmp(mode, "client") && (optind + 2 == argc)) {
         opts.host = argv[optind + 1];
-        ctl_fd    = connect_to(opts.host, opts.port);
+        ctl_fd    = (opts.unix_path != NULL) ?
+                    unix_control(opts.unix_path, 0) :
+                    connect_to(opts.host, opts.port);
         return run();
     } else if (!strcmp(mode, "pair") && (optind + 1 == argc)) {
         /* two processes, forked before any UCP object exists */

@@ -4,8 +4,9 @@
 # and a client in the other with UCX_TLS=gaudi_copy,gaudi_ipc,tcp,self: tag,
 # put, get and AM on Gaudi memory at both ends, 8 B .. 4 MiB, both
 # directions, byte-exact; gaudi_ipc has no lane to the other node, and no
-# process imported a DMA-BUF of it (gaudi_ipc reaches processes of the same
-# node and network namespace only).
+# process imported a DMA-BUF of it (gaudi_ipc reaches the processes that
+# share its rendezvous directory: each node has its own, as two hosts would;
+# test/e2e/containers.sh shares one across namespaces).
 # Needs root and `ip netns` (iproute2) and `unshare`: otherwise it is
 # SKIPPED (exit 77), which run-tests.sh counts as a skip, not a pass.
 # Environment: IPC_UCP (the gaudi_ipc_ucp binary; default: next to this
@@ -60,6 +61,7 @@ on_node() {
     ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
         "$host" env UCX_TLS=$GAUDI_COPY_TL,gaudi_ipc,tcp,self \
         UCX_GAUDI_EMU_DEVICES=1 UCX_GAUDI_EMU_STATE_DIR="$dir/emu-$host" \
+        UCX_GAUDI_IPC_DIR="$dir/ipc-$host" \
         UCX_LOG_LEVEL=info timeout 200 "$IPC_UCP" -t 180 -p 13337 \
         -s 8,65536,4194304 "$@" > "$dir/$name" 2>&1
 }
@@ -82,11 +84,11 @@ ok "tag/put/get/am 8 B..4 MiB both ways byte-exact between the namespaces"
 
 grep -q '^lane client:.*tcp/' "$dir/client" ||
     fail "the client's endpoint has no tcp lane"
-# gaudi_ipc's fd server is an abstract socket, which lives in one network
-# namespace: a peer in another one is not reachable, and must get no lane
-# (else every rendezvous first tries an import that cannot succeed)
+# the nodes do not share a rendezvous directory: a peer of the other one is
+# not reachable, and must get no lane (else every rendezvous first tries an
+# import that cannot succeed)
 ! grep -E '^lane (client|server):.*gaudi_ipc' "$dir/client" "$dir/server" ||
-    fail "gaudi_ipc claims to reach a process in another network namespace"
+    fail "gaudi_ipc claims to reach a process of another node"
 imports=$(sed -n 's/^gaudi_emu import_maps max: //p' "$dir/client")
 [ "$imports" = "client=0 server=0" ] ||
     fail "a DMA-BUF of the other node was imported ($imports)"

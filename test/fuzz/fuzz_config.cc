@@ -26,8 +26,9 @@
  * Values: the knob's default, the corpus (test/fuzz/corpus/config/
  * values.txt: "KNOB=value" lines and bare values), the names of an enum
  * knob, mutated with a dictionary of units, keywords, numbers at the limits
- * of their types and format directives. UCX_GAUDI_EMU_STATE_DIR is kept
- * inside the worker's sandbox: the emulator creates what it names.
+ * of their types and format directives. UCX_GAUDI_EMU_STATE_DIR and
+ * UCX_GAUDI_IPC_DIR are kept inside the worker's sandbox: the emulator and
+ * gaudi_ipc create what they name.
  */
 
 #include "fuzz_common.h"
@@ -426,6 +427,7 @@ void run_consumer(worker &w, uint64_t iteration, const knob &k,
             _exit(125);
         }
         set_emu_env(sandbox + "/emu", 1, -1);
+        setenv("UCX_GAUDI_IPC_DIR", (sandbox + "/ipc").c_str(), 1);
         /* an emulated latency or bandwidth of the knob may make a DMA as
          * slow as it says: bounded by the DMA timeout, unless that is the
          * knob */
@@ -494,7 +496,8 @@ void config_loop(worker &w)
                                      knobs[i % knobs.size()];
 
         value = make_value(r, k, corpus);
-        if (k.env == "UCX_GAUDI_EMU_STATE_DIR") {
+        if ((k.env == "UCX_GAUDI_EMU_STATE_DIR") ||
+            (k.env == "UCX_GAUDI_IPC_DIR")) {
             value = confine(value, sandbox);
         }
         w.begin(i, k.env + "=" + value);
@@ -534,6 +537,7 @@ TEST(gaudi_fuzz_config, finds_the_knobs)
                              "UCX_GAUDI_COPY_RCACHE", "UCX_GAUDI_COPY_BW",
                              "UCX_GAUDI_COPY_MAX_INFLIGHT",
                              "UCX_GAUDI_IPC_TIMEOUT", "UCX_GAUDI_IPC_CACHE",
+                             "UCX_GAUDI_IPC_DIR",
                              "UCX_GAUDI_IPC_BOUNCE_SIZE"}) {
         EXPECT_TRUE(names.count(name)) << name << " not found";
     }

@@ -7,24 +7,28 @@
 /*
  * Target "fdsrv": the messages of gaudi_ipc's fd server
  * (gaudi_ipc_proto.h), which any process of our uid can send. The worker is
- * a raw client of a live exporter's server (fuzz_ipc.h): for each iteration
- * one connection, and on it a request built from a valid GET_FD or REVOKE
- * (the exporter's real export ids and cookies), the corpus
- * (test/fuzz/corpus/fdsrv/, hex), field values at their limits and byte
- * mutations that change its length; sent plainly, with 1..6 descriptors
- * (SCM_RIGHTS), with credentials (SCM_CREDENTIALS), twice, or not at all
- * (connect and close, shut down, or left idle: up to 80 at once, beyond the
- * server's 64 pending connections).
+ * a raw client of a live exporter's server (fuzz_ipc.h), in the exporter's
+ * rendezvous directory, where it has a revocation socket of its own (which
+ * it never serves) so that it may fetch fds: for each iteration one
+ * connection to the requests' socket (or, one time in eight, to the
+ * revocations' one), and on it a request built from a valid GET_FD or
+ * REVOKE (the exporter's real export ids and cookies, our identity), the
+ * corpus (test/fuzz/corpus/fdsrv/, hex), field values at their limits and
+ * byte mutations that change its length; sent plainly, with 1..6
+ * descriptors (SCM_RIGHTS), with credentials (SCM_CREDENTIALS), twice, or
+ * not at all (connect and close, shut down, or left idle: up to 80 at once,
+ * beyond the server's share of 4 silent connections per process).
  *
  * Checks: the exporter never dies; each connection is answered or closed
- * in time; a malformed request (not exactly one 40-byte message with the
+ * in time; a malformed request (not exactly one 48-byte message with the
  * magic, or carrying ancillary data) is never answered; an answer repeats
- * the request's op and export id, says UCS_OK only for a GET_FD of a live
- * export with its cookie, and then carries exactly one descriptor (none
- * otherwise); a REVOKE claiming another pid is refused. After the loop a
- * valid GET_FD still gets its DMA-BUF, and the exporter's fds and emulator
- * accounting return to their values before the loop (idle connections
- * expire after its UCX_GAUDI_IPC_TIMEOUT of 0.5 s).
+ * the request's op and export id; at the requests' socket it says UCS_OK
+ * only for a GET_FD of a live export with its cookie from our identity,
+ * and then carries exactly one descriptor (none otherwise), and refuses
+ * every REVOKE; at the revocations' socket it refuses every GET_FD. After
+ * the loop a valid GET_FD still gets its DMA-BUF, and the exporter's fds
+ * and emulator accounting return to their values before the loop (idle
+ * connections expire after its UCX_GAUDI_IPC_TIMEOUT of 0.5 s).
  */
 
 #include "fuzz_ipc.h"
@@ -86,15 +90,16 @@ const msg_field msg_fields[] = {
     {offsetof(uct_gaudi_ipc_msg_t, op), 4},
     {offsetof(uct_gaudi_ipc_msg_t, export_id), 8},
     {offsetof(uct_gaudi_ipc_msg_t, cookie), 8},
+    {offsetof(uct_gaudi_ipc_msg_t, sender.hi), 8},
+    {offsetof(uct_gaudi_ipc_msg_t, sender.lo), 8},
     {offsetof(uct_gaudi_ipc_msg_t, pid), 4},
-    {offsetof(uct_gaudi_ipc_msg_t, status), 4},
-    {offsetof(uct_gaudi_ipc_msg_t, nonce), 8}
+    {offsetof(uct_gaudi_ipc_msg_t, status), 4}
 };
 
 
 class fdsrv_fuzzer {
 public:
-    explicit fdsrv_fuzzer(worker &w) : m_w(w) {}
+    explicit fdsrv_fuzzer(worker &w) : m_w(w), m_id(), m_rev_fd(-1) {}
     void run();
 
 private:
@@ -102,14 +107,15 @@ private:
     void deliver(rng &r, uint64_t iteration, const bytes &msg);
     bool send_msg(int sock, const bytes &msg, int num_fds, bool creds);
     void check_answer(uint64_t iteration, int sock, const bytes &msg,
-                      bool well_formed, const char *how);
+                      bool well_formed, bool rev, const char *how);
     bool is_live(uint64_t export_id, uint64_t cookie) const;
     bool valid_get_fd(std::string *why);
 
     worker                 &m_w;
     exporter               m_exp;
-    std::string            m_name;
     std::vector<bytes>     m_corpus;
+    uct_gaudi_ipc_srv_id_t m_id;        /* ours, with a revocation socket */
+    int                    m_rev_fd;    /* that socket */
     std::deque<int>        m_idle;
     int                    m_extra[3];  /* descriptors to attach */
 };
@@ -139,8 +145,8 @@ bytes fdsrv_fuzzer::make_request(rng &r)
                                      UCT_GAUDI_IPC_MSG_REVOKE;
     msg.export_id = key.export_id;
     msg.cookie    = key.cookie;
+    msg.sender    = m_id;
     msg.pid       = getpid();
-    msg.nonce     = r.next();
 
     if (!m_corpus.empty() && r.chance(1, 4)) {
         b = r.pick(m_corpus);
@@ -151,6 +157,13 @@ bytes fdsrv_fuzzer::make_request(rng &r)
         }
     } else {
         b.assign((uint8_t*)&msg, (uint8_t*)&msg + sizeof(msg));
+    }
+    if (r.chance(1, 8)) {   /* an importer without a revocation socket */
+        msg.sender.lo ^= 1 + r.below(1000);
+        if (b.size() >= sizeof(msg)) {
+            memcpy(&b[offsetof(uct_gaudi_ipc_msg_t, sender)], &msg.sender,
+                   sizeof(msg.sender));
+        }
     }
 
     switch (r.below(4)) {
@@ -174,7 +187,7 @@ bytes fdsrv_fuzzer::make_request(rng &r)
     default:
         mutate_bytes(r, b, 128, m_corpus);
         for (i = 0; (i < 2) && r.chance(1, 8); ++i) {
-            b.resize(r.below(2) ? 0 : 41 + r.below(80), (uint8_t)r.next());
+            b.resize(r.below(2) ? 0 : 49 + r.below(80), (uint8_t)r.next());
         }
         return b;
     }
@@ -225,7 +238,7 @@ bool fdsrv_fuzzer::send_msg(int sock, const bytes &msg, int num_fds,
 
 /* The answer to @a msg on @a sock, or its close, and what it may be */
 void fdsrv_fuzzer::check_answer(uint64_t iteration, int sock,
-                                const bytes &msg, bool well_formed,
+                                const bytes &msg, bool well_formed, bool rev,
                                 const char *how)
 {
     char control[CMSG_SPACE(16 * sizeof(int))];
@@ -287,17 +300,17 @@ void fdsrv_fuzzer::check_answer(uint64_t iteration, int sock,
         if ((reply.magic != UCT_GAUDI_IPC_MSG_MAGIC) || (reply.op != req.op) ||
             (reply.export_id != req.export_id)) {
             m_w.fail("the answer does not match the request");
-        } else if ((reply.status == UCS_OK) &&
+        } else if (!rev && (reply.status == UCS_OK) &&
                    ((req.op != UCT_GAUDI_IPC_MSG_GET_FD) ||
-                    !is_live(req.export_id, req.cookie)) &&
-                   !((req.op == UCT_GAUDI_IPC_MSG_REVOKE) &&
-                     (req.pid == getpid()))) {
-            m_w.fail("UCS_OK for op %u export %llu: no such export or cookie",
-                     req.op, (unsigned long long)req.export_id);
-        } else if ((req.op == UCT_GAUDI_IPC_MSG_REVOKE) &&
-                   (req.pid != getpid()) && (reply.status == UCS_OK)) {
-            m_w.fail("a REVOKE claiming pid %d was accepted from pid %d",
-                     req.pid, getpid());
+                    !is_live(req.export_id, req.cookie) ||
+                    (req.sender.hi != m_id.hi) || (req.sender.lo != m_id.lo))) {
+            m_w.fail("UCS_OK at the requests' socket for op %u export %llu: "
+                     "no such export or cookie, or an importer that could "
+                     "not be revoked", req.op,
+                     (unsigned long long)req.export_id);
+        } else if (rev && (reply.status == UCS_OK) &&
+                   (req.op != UCT_GAUDI_IPC_MSG_REVOKE)) {
+            m_w.fail("UCS_OK at the revocations' socket for op %u", req.op);
         } else if ((reply.status == UCS_OK) &&
                    (req.op == UCT_GAUDI_IPC_MSG_GET_FD) && (fds.size() != 1)) {
             m_w.fail("GET_FD answered UCS_OK with %zu descriptors",
@@ -317,6 +330,7 @@ void fdsrv_fuzzer::check_answer(uint64_t iteration, int sock,
 void fdsrv_fuzzer::deliver(rng &r, uint64_t iteration, const bytes &msg)
 {
     delivery how = (delivery)r.below(DELIVERY_LAST);
+    bool rev     = r.chance(1, 8);
     double deadline;
     bool well_formed;
     uint32_t magic;
@@ -334,7 +348,8 @@ void fdsrv_fuzzer::deliver(rng &r, uint64_t iteration, const bytes &msg)
     /* non-blocking: with the backlog full a blocking connect would wait
      * for the server, and a stuck server would hang us, not fail */
     deadline = now() + ANSWER_TIMEOUT;
-    while ((sock = connect_abstract(m_name, SOCK_SEQPACKET, true)) < 0) {
+    while ((sock = connect_unix(m_exp.server_path(rev), SOCK_SEQPACKET,
+                                true)) < 0) {
         if ((errno != EAGAIN) || (now() > deadline)) {
             m_w.fail("cannot connect to the fd server: %s", strerror(errno));
             return;
@@ -350,7 +365,7 @@ void fdsrv_fuzzer::deliver(rng &r, uint64_t iteration, const bytes &msg)
         return;
     case CONNECT_SHUTDOWN:
         shutdown(sock, SHUT_WR);
-        check_answer(iteration, sock, msg, false, "after a shutdown");
+        check_answer(iteration, sock, msg, false, rev, "after a shutdown");
         close(sock);
         return;
     case CONNECT_IDLE:
@@ -377,7 +392,7 @@ void fdsrv_fuzzer::deliver(rng &r, uint64_t iteration, const bytes &msg)
     if (how == SEND_TWICE) {
         send_msg(sock, msg, 0, false);
     }
-    check_answer(iteration, sock, msg, well_formed,
+    check_answer(iteration, sock, msg, well_formed, rev,
                  (how == SEND_FDS) ? "with descriptors" :
                  (how == SEND_CREDS) ? "with credentials" :
                  (how == SEND_TWICE) ? "twice" : "plainly");
@@ -402,9 +417,10 @@ bool fdsrv_fuzzer::valid_get_fd(std::string *why)
     msg.op        = UCT_GAUDI_IPC_MSG_GET_FD;
     msg.export_id = key.export_id;
     msg.cookie    = key.cookie;
+    msg.sender    = m_id;
     msg.pid       = getpid();
 
-    sock = connect_abstract(m_name, SOCK_SEQPACKET, false);
+    sock = connect_unix(m_exp.server_path(), SOCK_SEQPACKET, false);
     if ((sock < 0) ||
         (send(sock, &msg, sizeof(msg), MSG_NOSIGNAL) != sizeof(msg))) {
         *why = std::string("cannot send: ") + strerror(errno);
@@ -461,7 +477,15 @@ void fdsrv_fuzzer::run()
         remove_tree(state);
         return;
     }
-    m_name = m_exp.server_name();
+    /* our revocation socket: GET_FD is granted only to an importer that a
+     * revocation can reach */
+    m_id     = {0xf022f022f022f022ull, (uint64_t)getpid()};
+    m_rev_fd = listen_unix(ipc_dir_of(state) + "/" +
+                           ipc_entry_name(m_id, true));
+    if (m_rev_fd < 0) {
+        m_w.fail("cannot listen in %s: %s", ipc_dir_of(state).c_str(),
+                 strerror(errno));
+    }
     m_w.summary("%zu corpus seeds, exporter pid %d", m_corpus.size(),
                 m_exp.pid());
 
@@ -498,6 +522,9 @@ void fdsrv_fuzzer::run()
         }
     }
     m_exp.stop();
+    if (m_rev_fd >= 0) {
+        close(m_rev_fd);
+    }
     for (int fd : m_extra) {
         close(fd);
     }

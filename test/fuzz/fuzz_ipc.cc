@@ -159,6 +159,7 @@ int exporter_main(int chan, const std::string &state_dir,
 
     set_emu_env(state_dir, 2, 1);
     setenv("UCX_GAUDI_IPC_TIMEOUT", ipc_timeout, 1);
+    setenv("UCX_GAUDI_IPC_DIR", ipc_dir_of(state_dir).c_str(), 1);
     quiet_ucx_log();
 
     if (!open_ipc_md(s, &err) || !export_memory(s, keys, &err)) {
@@ -226,6 +227,7 @@ bool exporter::start(const std::string &state_dir, const char *ipc_timeout,
         return false;
     }
 
+    m_dir = ipc_dir_of(state_dir);
     fflush(NULL);
     m_pid = fork();
     if (m_pid == 0) {
@@ -259,13 +261,9 @@ bool exporter::start(const std::string &state_dir, const char *ipc_timeout,
     return true;
 }
 
-std::string exporter::server_name() const
+std::string exporter::server_path(bool rev) const
 {
-    char name[64];
-
-    snprintf(name, sizeof(name), "%s%d-%016llx", UCT_GAUDI_IPC_SOCK_PREFIX,
-             (int)m_pid, (unsigned long long)m_keys[0].srv_nonce);
-    return name;
+    return m_dir + "/" + ipc_entry_name(m_keys[0].srv.id, rev);
 }
 
 bool exporter::alive(int *status)
@@ -340,7 +338,22 @@ void exporter::stop()
     }
 }
 
-int connect_abstract(const std::string &name, int type, bool nonblock)
+std::string ipc_dir_of(const std::string &state_dir)
+{
+    return state_dir + "/ipc";
+}
+
+std::string ipc_entry_name(const uct_gaudi_ipc_srv_id_t &id, bool rev)
+{
+    char name[64];
+
+    snprintf(name, sizeof(name), "%016llx%016llx%s",
+             (unsigned long long)id.hi, (unsigned long long)id.lo,
+             rev ? UCT_GAUDI_IPC_REV_SUFFIX : "");
+    return name;
+}
+
+int connect_unix(const std::string &path, int type, bool nonblock)
 {
     struct sockaddr_un addr;
     socklen_t len;
@@ -348,13 +361,35 @@ int connect_abstract(const std::string &name, int type, bool nonblock)
 
     memset(&addr, 0, sizeof(addr));
     addr.sun_family = AF_UNIX;
-    memcpy(addr.sun_path + 1, name.data(),
-           std::min(name.size(), sizeof(addr.sun_path) - 1));
-    len = offsetof(struct sockaddr_un, sun_path) + 1 + name.size();
+    memcpy(addr.sun_path, path.data(),
+           std::min(path.size(), sizeof(addr.sun_path) - 1));
+    len = offsetof(struct sockaddr_un, sun_path) + path.size() + 1;
 
     fd = socket(AF_UNIX, type | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0),
                 0);
     if ((fd >= 0) && (connect(fd, (struct sockaddr*)&addr, len) != 0)) {
+        err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+int listen_unix(const std::string &path)
+{
+    struct sockaddr_un addr;
+    int fd, err;
+
+    memset(&addr, 0, sizeof(addr));
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, path.data(),
+           std::min(path.size(), sizeof(addr.sun_path) - 1));
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if ((fd >= 0) &&
+        ((bind(fd, (struct sockaddr*)&addr,
+               offsetof(struct sockaddr_un, sun_path) + path.size() + 1) !=
+          0) || (listen(fd, 64) != 0))) {
         err = errno;
         close(fd);
         errno = err;

@@ -46,8 +46,9 @@ public:
     /* Packed keys: [0] allocation A whole, [1] a sub-range of A,
      * [2] allocation B whole */
     const std::vector<uct_gaudi_ipc_rkey_t> &keys() const { return m_keys; }
-    /* The fd-server name of the exporter (abstract, no leading NUL) */
-    std::string server_name() const;
+    /* The path of the exporter's fd server: its requests' socket, or its
+     * revocations' */
+    std::string server_path(bool rev = false) const;
 
     /* Is it still running? (*status: how it ended if not) */
     bool alive(int *status);
@@ -66,10 +67,22 @@ private:
     pid_t                             m_pid;
     int                               m_chan;
     std::vector<uct_gaudi_ipc_rkey_t> m_keys;
+    std::string                       m_dir;   /* rendezvous directory */
 };
 
-/* Connected SOCK_SEQPACKET socket to the abstract @a name, or -1 (errno) */
-int connect_abstract(const std::string &name, int type, bool nonblock);
+/* The rendezvous directory (UCX_GAUDI_IPC_DIR) of the processes on the
+ * emulated node in @a state_dir */
+std::string ipc_dir_of(const std::string &state_dir);
+
+/* The entry name of fd server @a id (its revocations' if @a rev) */
+std::string ipc_entry_name(const uct_gaudi_ipc_srv_id_t &id, bool rev);
+
+/* Connected socket of @a type to the UNIX socket at @a path, or -1
+ * (errno) */
+int connect_unix(const std::string &path, int type, bool nonblock);
+
+/* Listening SOCK_SEQPACKET socket at @a path, or -1 (errno) */
+int listen_unix(const std::string &path);
 
 } /* namespace gaudi_fuzz */
 

@@ -12,15 +12,17 @@
  * owns device 1 and gave it three valid keys. Each input starts from one
  * of them or from the corpus (test/fuzz/corpus/rkey_unpack/, hex) and gets
  * fields from the other keys, values at their limits, wrapped ranges
- * (offsets and lengths whose sums overflow), the pids of live processes
- * with their true start times (init, the gtest process) and of dead ones,
- * truncation (the rest zero, 0xff or random) or byte mutations. The key
- * ends at a guard page, so reading past its 96 bytes crashes.
+ * (offsets and lengths whose sums overflow), the fd servers of other
+ * entries of the rendezvous directory as they are (ours; a process of
+ * ours that exited, whose socket stays) or with another inode, truncation
+ * (the rest zero, 0xff or random) or byte mutations. The key ends at a
+ * guard page, so reading past its 112 bytes crashes.
  *
- * Checks: no crash; every unpack returns within 1.5 s (the garbage pids
- * fail fast: there is nobody to connect to); an unpack that succeeds names
- * a live export of the exporter (pid, export id, cookie) and a range inside
- * its allocation, which the unpacked key grants; the importer's imports
+ * Checks: no crash; every unpack returns within 1.5 s (the garbage
+ * identities fail fast: there is no such entry, or nobody listens); an
+ * unpack that succeeds names a live export of the exporter (fd server,
+ * export id, cookie) and a range inside its allocation, which the unpacked
+ * key grants; the importer's imports
  * stay within its cache limit; after the loop a valid key still unpacks,
  * and once the exporter deregisters (revoking us) the importer's fds and
  * emulator accounting are back at their values before the loop.
@@ -35,10 +37,12 @@ extern "C" {
 #include <ucs/sys/sys.h>
 }
 
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -75,8 +79,8 @@ const key_field key_fields[] = {
     KEY_FIELD(system_id), KEY_FIELD(pid), KEY_FIELD(dev_index),
     KEY_FIELD(export_id), KEY_FIELD(cookie), KEY_FIELD(base),
     KEY_FIELD(length), KEY_FIELD(offset), KEY_FIELD(bus_hash),
-    KEY_FIELD(srv_nonce), KEY_FIELD(start_time), KEY_FIELD(range_offset),
-    KEY_FIELD(range_length)
+    KEY_FIELD(srv.id.hi), KEY_FIELD(srv.id.lo), KEY_FIELD(srv.ino),
+    KEY_FIELD(srv.ctime), KEY_FIELD(range_offset), KEY_FIELD(range_length)
 };
 
 
@@ -92,6 +96,7 @@ private:
     void unpack_cpy(rng &r);
     bool is_live(const uct_gaudi_ipc_rkey_t &key) const;
     bool at_baseline(std::string *diff) const;
+    bool find_others(std::string *err);
 
     worker                    &m_w;
     exporter                  m_exp;
@@ -104,8 +109,8 @@ private:
     emu_stats_fn_t            m_stats_fn = NULL;
     std::vector<std::string>  m_fds;
     gaudi_emu_stats_t         m_stats = {};
-    /* pids of live processes other than the exporter, with start times */
-    std::vector<std::pair<int32_t, uint64_t>> m_others;
+    /* other fd servers of the directory: ours, and one that exited */
+    std::vector<uct_gaudi_ipc_entry_t> m_others;
     guarded_buffer            m_guard{4096};
 };
 
@@ -120,6 +125,7 @@ bool rkey_fuzzer::open_importer(std::string *err)
     void *dev;
 
     set_emu_env(m_state, 2, 0);
+    setenv("UCX_GAUDI_IPC_DIR", ipc_dir_of(m_state).c_str(), 1);
     setenv("UCX_GAUDI_IPC_CACHE_MAX_ENTRIES",
            std::to_string(CACHE_MAX).c_str(), 1);
     setenv("UCX_GAUDI_IPC_TIMEOUT", "1s", 1);
@@ -191,11 +197,57 @@ bool rkey_fuzzer::at_baseline(std::string *diff) const
     return false;
 }
 
+/* The other fd servers of the directory (ours), and one that exited: a
+ * socket bound there and closed */
+bool rkey_fuzzer::find_others(std::string *err)
+{
+    std::string dir = ipc_dir_of(m_state), name;
+    uct_gaudi_ipc_entry_t entry;
+    struct dirent *ent;
+    struct stat st;
+    DIR *d;
+    int fd;
+
+    entry.id = {0xdeadf022deadf022ull, (uint64_t)getpid()};
+    name     = dir + "/" + ipc_entry_name(entry.id, false);
+    fd       = listen_unix(name);
+    if (fd < 0) {
+        *err = "cannot bind " + name + ": " + strerror(errno);
+        return false;
+    }
+    close(fd);
+
+    d = opendir(dir.c_str());
+    while ((d != NULL) && ((ent = readdir(d)) != NULL)) {
+        if ((strlen(ent->d_name) != 32) ||
+            (sscanf(ent->d_name, "%16llx%16llx",
+                    (unsigned long long*)&entry.id.hi,
+                    (unsigned long long*)&entry.id.lo) != 2) ||
+            (lstat((dir + "/" + ent->d_name).c_str(), &st) != 0)) {
+            continue;
+        }
+        entry.ino   = st.st_ino;
+        entry.ctime = (uint64_t)st.st_ctim.tv_sec * 1000000000ull +
+                      st.st_ctim.tv_nsec;
+        m_others.push_back(entry);
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    if (m_others.size() < 3) {
+        *err = "found " + std::to_string(m_others.size()) + " fd servers in " +
+               dir + " (the exporter, ours and one that exited expected)";
+        return false;
+    }
+    return true;
+}
+
 bool rkey_fuzzer::is_live(const uct_gaudi_ipc_rkey_t &key) const
 {
     for (const uct_gaudi_ipc_rkey_t &live : m_exp.keys()) {
-        if ((key.pid == live.pid) && (key.export_id == live.export_id) &&
-            (key.cookie == live.cookie)) {
+        if ((key.srv.id.hi == live.srv.id.hi) &&
+            (key.srv.id.lo == live.srv.id.lo) &&
+            (key.export_id == live.export_id) && (key.cookie == live.cookie)) {
             return true;
         }
     }
@@ -215,8 +267,8 @@ uct_gaudi_ipc_rkey_t rkey_fuzzer::make_key(rng &r, bytes &raw)
         raw.resize(sizeof(key), 0);
         if (r.chance(1, 2)) {   /* the seed's ranges, the live identity */
             memcpy(&raw[0], &live, offsetof(uct_gaudi_ipc_rkey_t, base));
-            memcpy(&raw[offsetof(uct_gaudi_ipc_rkey_t, srv_nonce)],
-                   &live.srv_nonce, 16);
+            memcpy(&raw[offsetof(uct_gaudi_ipc_rkey_t, srv)], &live.srv,
+                   sizeof(live.srv));
         }
     } else {
         raw.assign((const uint8_t*)&live, (const uint8_t*)&live + sizeof(key));
@@ -274,14 +326,14 @@ uct_gaudi_ipc_rkey_t rkey_fuzzer::make_key(rng &r, bytes &raw)
         memcpy(raw.data(), &k, sizeof(k));
         break;
     }
-    case 5: { /* another live process, or a dead one */
+    case 5: { /* another fd server: live, exited, or another inode */
         uct_gaudi_ipc_rkey_t k;
         memcpy(&k, raw.data(), sizeof(k));
-        if (r.chance(1, 2)) {
-            k.pid        = m_others[r.below(m_others.size())].first;
-            k.start_time = m_others[r.below(m_others.size())].second;
-        } else {
-            k.pid = r.chance(1, 2) ? 0x3ffffff0 : (int32_t)interesting(r, 4);
+        k.srv = r.pick(m_others);
+        if (r.chance(1, 3)) {
+            k.srv.ino += r.chance(1, 2) ? 1 : -1;
+        } else if (r.chance(1, 2)) {
+            k.srv.ctime = interesting(r, 8);
         }
         memcpy(raw.data(), &k, sizeof(k));
         break;
@@ -321,8 +373,9 @@ void rkey_fuzzer::unpack_ipc(const uct_gaudi_ipc_rkey_t &key,
     status = uct_rkey_unpack(m_ipc, m_guard.place(raw.data(), raw.size()),
                              &bundle);
     if (now() - start > UNPACK_TIMEOUT) {
-        m_w.fail("uct_rkey_unpack took %.1f s (pid %d): %s", now() - start,
-                 key.pid, ucs_status_string(status));
+        m_w.fail("uct_rkey_unpack took %.1f s (fd server %s): %s",
+                 now() - start, ipc_entry_name(key.srv.id, false).c_str(),
+                 ucs_status_string(status));
     }
     if (status != UCS_OK) {
         m_w.count(status == UCS_ERR_UNREACHABLE ? "unreachable" :
@@ -340,8 +393,9 @@ void rkey_fuzzer::unpack_ipc(const uct_gaudi_ipc_rkey_t &key,
 
     unpacked = (const unpacked_rkey*)bundle.rkey;
     if (!is_live(key)) {
-        m_w.fail("unpacked a key of pid %d export %llu that is no live "
-                 "export", key.pid, (unsigned long long)key.export_id);
+        m_w.fail("unpacked a key of fd server %s export %llu that is no "
+                 "live export", ipc_entry_name(key.srv.id, false).c_str(),
+                 (unsigned long long)key.export_id);
     } else if ((key.range_offset > key.length) ||
                (key.range_length > key.length - key.range_offset)) {
         m_w.fail("unpacked a key whose range +%llu/%llu is outside its "
@@ -394,19 +448,13 @@ void rkey_fuzzer::run()
     for (const hex_seed &seed : load_hex_corpus(TARGET)) {
         m_corpus.push_back(seed.field(""));
     }
-    for (int32_t pid : {1, (int32_t)getppid()}) {
-        m_others.push_back({pid, ucs_sys_get_proc_create_time(pid)});
-    }
-    m_others.push_back({(int32_t)getpid(),
-                        ucs_sys_get_proc_create_time(getpid())});
-
-    if (!m_exp.start(m_state, "1s", &err) || !open_importer(&err)) {
+    if (!m_exp.start(m_state, "1s", &err) || !open_importer(&err) ||
+        !find_others(&err)) {
         m_w.fail("%s", err.c_str());
         m_exp.stop();
         remove_tree(m_state);
         return;
     }
-    m_others.push_back({m_exp.pid(), 12345});    /* its pid, not its time */
     m_w.summary("%zu corpus seeds, exporter pid %d", m_corpus.size(),
                 m_exp.pid());
 

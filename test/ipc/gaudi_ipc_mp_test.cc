@@ -46,6 +46,18 @@ TEST_F(gaudi_ipc_mp, attributes)
     run(run_spec("attrs"));
 }
 
+/* Two processes of one host with a rendezvous directory each: not
+ * reachable, said once in an info line, their keys do not unpack */
+TEST_F(gaudi_ipc_mp, directory_not_shared)
+{
+    run_spec spec("not_shared");
+
+    spec.env          = {"UCX_LOG_LEVEL=info"};
+    spec.allow_errors = true;
+    run(spec);
+    EXPECT_EQ("1", result(0, "not_shared_info"));
+}
+
 /* 1. 1 B .. 64 MiB and odd sizes, aligned/unaligned, byte-exact with the
  * bytes around the destination untouched; device 0 initiates */
 TEST_F(gaudi_ipc_mp, put_get_sizes_dev0_to_dev1)

@@ -42,6 +42,9 @@ void mp_test::SetUp()
 
     ASSERT_TRUE(mkdtemp(tmpl) != NULL) << strerror(errno);
     m_dir = tmpl;
+    /* others may pass through (not list): what keeps them out of the
+     * children's rendezvous directory (m_dir/ipc) is its own mode */
+    ASSERT_EQ(0, chmod(tmpl, 0711)) << strerror(errno);
     ASSERT_EQ(0, mkdir((m_dir + "/emu").c_str(), 0700)) << strerror(errno);
 }
 
@@ -130,9 +133,11 @@ void mp_test::spawn(const run_spec &spec, unsigned index, int chan_fd,
             "--fd", std::to_string(CHANNEL_FD)};
     args.insert(args.end(), spec.params.begin(), spec.params.end());
 
-    /* each child owns its own emulated device of the shared node */
+    /* each child owns its own emulated device of the shared node; both
+     * meet in a rendezvous directory of this test (created by the first) */
     env_set = {"UCX_GAUDI_EMU_DEVICES=2",
                "UCX_GAUDI_EMU_STATE_DIR=" + m_dir + "/emu",
+               "UCX_GAUDI_IPC_DIR=" + m_dir + "/ipc",
                "UCX_GAUDI_DEVICE=" + std::to_string(index),
                "UCX_HANDLE_ERRORS=none"};
     env_set.insert(env_set.end(), spec.env.begin(), spec.env.end());

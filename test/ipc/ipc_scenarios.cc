@@ -14,6 +14,7 @@
 
 extern "C" {
 #include <uct/base/uct_iface.h>
+#include <ucs/debug/log.h>
 #include <ucs/sys/uid.h>
 }
 
@@ -21,9 +22,11 @@ extern "C" {
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -170,6 +173,23 @@ void check_md(peer &p)
     uct_release_tl_resource_list(tls);
 }
 
+/* The interface address of gaudi_ipc: the process's fd server, as its
+ * entry in the rendezvous directory proves it, and its pid */
+struct ipc_iface_addr {
+    uct_gaudi_ipc_entry_t srv;
+    uint64_t              pid;
+} __attribute__((packed));
+
+/* The path of the entry of fd server @a id */
+std::string entry_path(const uct_gaudi_ipc_srv_id_t &id)
+{
+    char buf[64];
+
+    snprintf(buf, sizeof(buf), "/%016lx%016lx", (unsigned long)id.hi,
+             (unsigned long)id.lo);
+    return getenv("UCX_GAUDI_IPC_DIR") + std::string(buf);
+}
+
 void check_iface(peer &p)
 {
     const uct_iface_attr_t &attr = p.iface_attr();
@@ -177,8 +197,10 @@ void check_iface(peer &p)
                            UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
                            UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_EP_CHECK |
                            UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
-    uct_iface_local_addr_ns_t node = {};
-    uint64_t pid = getpid();
+    const char *dir = getenv("UCX_GAUDI_IPC_DIR");
+    struct stat st, entry_st;
+    ipc_iface_addr addr;
+    uint64_t dev[3];
 
     GIPC_EXPECT((attr.cap.flags & flags) == flags)
             << "missing flags " << hex(flags & ~attr.cap.flags);
@@ -186,15 +208,24 @@ void check_iface(peer &p)
     GIPC_EXPECT(attr.cap.get.max_zcopy >= 64 * MiB) << attr.cap.get.max_zcopy;
     GIPC_EXPECT(attr.cap.put.max_iov >= 1);
     GIPC_EXPECT(attr.cap.get.max_iov >= 1);
-    /* the device address is UCX's local address of the system and the
-     * network namespace, as tcp's */
-    uct_iface_get_local_address(&node, UCS_SYS_NS_TYPE_NET);
-    GIPC_EXPECT(attr.device_addr_len == sizeof(node)) << attr.device_addr_len;
-    GIPC_EXPECT(attr.iface_addr_len == 8) << attr.iface_addr_len;
-    GIPC_EXPECT(!memcmp(p.my_hello().dev_addr, &node, sizeof(node)))
-            << "device address is not the system and network namespace";
-    GIPC_EXPECT(!memcmp(p.my_hello().iface_addr, &pid, 8))
-            << "iface address is not the pid";
+    /* the device address is the host (boot id) and the rendezvous
+     * directory; the interface address the fd server's entry there */
+    GIPC_ASSERT((dir != NULL) && (stat(dir, &st) == 0))
+            << "UCX_GAUDI_IPC_DIR (set by the harness)";
+    dev[0] = ucs_get_system_id();
+    dev[1] = st.st_dev;
+    dev[2] = st.st_ino;
+    GIPC_EXPECT(attr.device_addr_len == sizeof(dev)) << attr.device_addr_len;
+    GIPC_EXPECT(attr.iface_addr_len == sizeof(addr)) << attr.iface_addr_len;
+    GIPC_EXPECT(!memcmp(p.my_hello().dev_addr, dev, sizeof(dev)))
+            << "device address is not the host and the directory";
+    memcpy(&addr, p.my_hello().iface_addr, sizeof(addr));
+    GIPC_EXPECT(addr.pid == (uint64_t)getpid()) << addr.pid;
+    GIPC_EXPECT((lstat(entry_path(addr.srv.id).c_str(), &entry_st) == 0) &&
+                S_ISSOCK(entry_st.st_mode) &&
+                (entry_st.st_ino == addr.srv.ino))
+            << "iface address: no socket " << entry_path(addr.srv.id)
+            << " of inode " << addr.srv.ino;
     result("put_max_zcopy", attr.cap.put.max_zcopy);
     result("bandwidth_dedicated", (uint64_t)attr.bandwidth.dedicated);
     result("bandwidth_shared", (uint64_t)attr.bandwidth.shared);
@@ -203,7 +234,7 @@ void check_iface(peer &p)
 void check_reachability(peer &p)
 {
     const wire_hello &me = p.my_hello(), &other = p.peer_hello();
-    uint8_t dev_addr[64];
+    uint8_t dev_addr[64], iface_addr[64];
 
     GIPC_EXPECT(uct_iface_is_reachable(p.iface(),
                                        (const uct_device_addr_t*)other.dev_addr,
@@ -224,6 +255,24 @@ void check_reachability(peer &p)
                                         (const uct_iface_addr_t*)
                                                 other.iface_addr))
             << "another system reachable";
+
+    /* another directory (its inode) */
+    memcpy(dev_addr, other.dev_addr, sizeof(dev_addr));
+    dev_addr[16] ^= 0xff;
+    GIPC_EXPECT(!uct_iface_is_reachable(p.iface(),
+                                        (const uct_device_addr_t*)dev_addr,
+                                        (const uct_iface_addr_t*)
+                                                other.iface_addr))
+            << "a process of another directory reachable";
+
+    /* a process whose entry is not in the directory */
+    memcpy(iface_addr, other.iface_addr, sizeof(iface_addr));
+    iface_addr[0] ^= 0xff;
+    GIPC_EXPECT(!uct_iface_is_reachable(p.iface(),
+                                        (const uct_device_addr_t*)
+                                                other.dev_addr,
+                                        (const uct_iface_addr_t*)iface_addr))
+            << "a process without an entry in the directory reachable";
 }
 
 void check_packed_rkey(peer &p, const remote_region &rr,
@@ -235,6 +284,9 @@ void check_packed_rkey(peer &p, const remote_region &rr,
     memcpy(&rk2, rr2.packed.data(), sizeof(rk2));
     GIPC_EXPECT(rk.system_id == ucs_get_system_id());
     GIPC_EXPECT(rk.pid == p.peer_pid()) << rk.pid;
+    /* the exporter's fd server, as its iface address gives it */
+    GIPC_EXPECT(!memcmp(&rk.srv, p.peer_hello().iface_addr, sizeof(rk.srv)))
+            << "the key does not name the exporter's fd server entry";
     GIPC_EXPECT((rk.base <= rr.address) &&
                 (rr.address + rr.length <= rk.base + rk.length))
             << "rkey base " << hex(rk.base) << " length " << rk.length
@@ -1189,11 +1241,11 @@ const char *stage_name(int stage)
     return ((stage >= 0) && (stage <= STAGE_SHORT)) ? names[stage] : "?";
 }
 
-int connect_fd_server(const uct_gaudi_ipc_rkey_t &rk, bool with_nul)
+int connect_fd_server(const uct_gaudi_ipc_rkey_t &rk)
 {
+    std::string path = entry_path(rk.srv.id);
     struct sockaddr_un addr;
-    socklen_t len;
-    int fd, n;
+    int fd, err;
 
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -1202,19 +1254,19 @@ int connect_fd_server(const uct_gaudi_ipc_rkey_t &rk, bool with_nul)
 
     memset(&addr, 0, sizeof(addr));
     addr.sun_family = AF_UNIX;
-    n   = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1,
-                   "%s%d-%016lx", UCT_GAUDI_IPC_SOCK_PREFIX, (int)rk.pid,
-                   (unsigned long)rk.srv_nonce);
-    len = offsetof(struct sockaddr_un, sun_path) + 1 + n + (with_nul ? 1 : 0);
-    if (connect(fd, (struct sockaddr*)&addr, len) != 0) {
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+    if (connect(fd, (struct sockaddr*)&addr, sizeof(addr)) != 0) {
+        err = errno;
         close(fd);
+        errno = err;
         return -1;
     }
     return fd;
 }
 
 /* In a forked child (as @a uid if >= 0): send GET_FD and report the reply */
-void get_fd_child(const uct_gaudi_ipc_rkey_t &rk, int uid, int out_fd)
+void get_fd_child(const uct_gaudi_ipc_rkey_t &rk, int uid, int out_fd,
+                  const uct_gaudi_ipc_srv_id_t &sender)
 {
     get_fd_result res;
     uct_gaudi_ipc_msg_t msg;
@@ -1233,10 +1285,7 @@ void get_fd_child(const uct_gaudi_ipc_rkey_t &rk, int uid, int out_fd)
         goto out;
     }
 
-    fd = connect_fd_server(rk, false);
-    if (fd < 0) {
-        fd = connect_fd_server(rk, true);
-    }
+    fd = connect_fd_server(rk);
     if (fd < 0) {
         res.stage = STAGE_CONNECT;
         goto out;
@@ -1247,6 +1296,7 @@ void get_fd_child(const uct_gaudi_ipc_rkey_t &rk, int uid, int out_fd)
     msg.op        = UCT_GAUDI_IPC_MSG_GET_FD;
     msg.export_id = rk.export_id;
     msg.cookie    = rk.cookie;
+    msg.sender    = sender;
     msg.pid       = getpid();
     if (send(fd, &msg, sizeof(msg), MSG_NOSIGNAL) != sizeof(msg)) {
         res.stage = STAGE_SEND;
@@ -1294,7 +1344,10 @@ out:
     _exit(0);
 }
 
-get_fd_result raw_get_fd(const uct_gaudi_ipc_rkey_t &rk, int uid)
+/* GET_FD as uid @a uid (-1: ours) on behalf of the importer whose fd
+ * server is @a sender (its revocation entry must be there) */
+get_fd_result raw_get_fd(const uct_gaudi_ipc_rkey_t &rk, int uid,
+                         const uct_gaudi_ipc_srv_id_t &sender)
 {
     get_fd_result res;
     int pipefd[2], status;
@@ -1307,7 +1360,7 @@ get_fd_result raw_get_fd(const uct_gaudi_ipc_rkey_t &rk, int uid)
     GIPC_ASSERT(pid >= 0) << strerror(errno);
     if (pid == 0) {
         close(pipefd[0]);
-        get_fd_child(rk, uid, pipefd[1]);
+        get_fd_child(rk, uid, pipefd[1], sender);
     }
 
     close(pipefd[1]);
@@ -1321,15 +1374,26 @@ get_fd_result raw_get_fd(const uct_gaudi_ipc_rkey_t &rk, int uid)
     return res;
 }
 
-/* Only as root: a process of another uid asks the exporter's fd server for
- * the DMA-BUF with the right export id and cookie, and is refused (its
- * connection is closed unanswered); the
- * same request from our uid is granted (so the request itself is right),
- * and a wrong cookie is refused */
+/* The regions of the peer, and the key of the first one */
+bool rr_recv_and_key(peer &p, std::vector<remote_region> &rr,
+                     uct_gaudi_ipc_rkey_t *rk)
+{
+    if (!p.recv_regions(rr) || rr.empty()) {
+        return false;
+    }
+    memcpy(rk, rr[0].packed.data(), sizeof(*rk));
+    return true;
+}
+
+/* Only as root: a process of another uid cannot even connect to the
+ * exporter's fd server (the directory is ours); the same request from our
+ * uid is granted (so the request itself is right); a wrong cookie, or an
+ * importer that revocations could not reach, is refused */
 GIPC_SCENARIO(foreign_uid)
 {
     std::vector<remote_region> rr;
     uct_gaudi_ipc_rkey_t rk;
+    ipc_iface_addr me;
     get_fd_result res;
     region *buf;
 
@@ -1342,29 +1406,37 @@ GIPC_SCENARIO(foreign_uid)
         return;
     }
 
-    GIPC_ASSERT(p.recv_regions(rr));
-    memcpy(&rk, rr[0].packed.data(), sizeof(rk));
-    GIPC_ASSERT(rk.pid == p.peer_pid()) << rk.pid;
+    GIPC_ASSERT(rr_recv_and_key(p, rr, &rk));
+    memcpy(&me, p.my_hello().iface_addr, sizeof(me));
 
-    res = raw_get_fd(rk, -1);
+    res = raw_get_fd(rk, -1, me.srv.id);
     GIPC_EXPECT((res.stage == STAGE_REPLY) && (res.status == UCS_OK) &&
                 res.got_fd)
             << "same uid: stage '" << stage_name(res.stage) << "', status "
             << res.status << ", fd " << res.got_fd
             << " (expected a granted request)";
 
-    res = raw_get_fd(rk, 65534);
-    GIPC_EXPECT((res.stage != STAGE_SETUID) &&
-                !((res.stage == STAGE_REPLY) && (res.status == UCS_OK)) &&
+    /* uid nobody cannot even connect: the directory is ours (0700) */
+    res = raw_get_fd(rk, 65534, me.srv.id);
+    GIPC_EXPECT((res.stage == STAGE_CONNECT) && (res.err == EACCES) &&
                 !res.got_fd)
-            << "uid 65534: stage '" << stage_name(res.stage) << "', status "
-            << res.status << ", fd " << res.got_fd
-            << " (expected a refusal without an fd)";
+            << "uid 65534: stage '" << stage_name(res.stage) << "' ("
+            << strerror(res.err) << "), status " << res.status << ", fd "
+            << res.got_fd << " (expected no connection: EACCES)";
     result("foreign_uid_status", std::to_string(res.status));
     result("foreign_uid_fd", std::to_string(res.got_fd));
 
+    /* an importer whose revocations could not reach it */
+    res = raw_get_fd(rk, -1, {me.srv.id.hi, me.srv.id.lo ^ 1});
+    GIPC_EXPECT((res.stage == STAGE_REPLY) && (res.status != UCS_OK) &&
+                !res.got_fd)
+            << "importer without a revocation entry: stage '"
+            << stage_name(res.stage) << "', status " << res.status
+            << ", fd " << res.got_fd
+            << " (expected a refusal reply without an fd)";
+
     rk.cookie ^= 0xffff;
-    res = raw_get_fd(rk, -1);
+    res = raw_get_fd(rk, -1, me.srv.id);
     GIPC_EXPECT((res.stage == STAGE_REPLY) && (res.status != UCS_OK) &&
                 !res.got_fd)
             << "wrong cookie: stage '" << stage_name(res.stage)
@@ -1443,6 +1515,93 @@ GIPC_SCENARIO(md_alloc)
     verify_dest(p, buf->address, len, 6 * MiB + 1, MiB, 77, "get");
     p.send_sync(1);
     GIPC_ASSERT(p.wait_sync(2));
+    p.teardown();
+}
+
+/* ---- 9. processes that do not share the rendezvous directory ------------- */
+
+/* The info lines of this process while a capture is pushed */
+std::string g_info;
+
+ucs_log_func_rc_t capture_info(const char *file, unsigned line,
+                               const char *function, ucs_log_level_t level,
+                               const ucs_log_component_config_t *comp_conf,
+                               const char *message, va_list ap)
+{
+    char buf[1024];
+
+    if (level <= UCS_LOG_LEVEL_INFO) {
+        vsnprintf(buf, sizeof(buf), message, ap);
+        g_info += std::string(buf) + "\n";
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+size_t count_of(const std::string &text, const std::string &what)
+{
+    size_t count = 0, pos = 0;
+
+    while ((pos = text.find(what, pos)) != std::string::npos) {
+        ++count;
+        pos += what.size();
+    }
+    return count;
+}
+
+/*
+ * Two processes of one host, each with a rendezvous directory of its own
+ * (two containers that do not mount the same one): neither reaches the
+ * other, one info line says why (UCX_LOG_LEVEL=info), a key of the other
+ * does not unpack and nothing is imported: UCP would stage.
+ */
+GIPC_SCENARIO(not_shared)
+{
+    const std::string why = "does not share our rendezvous directory";
+    std::string dir = std::string(getenv("UCX_GAUDI_IPC_DIR")) + "-" +
+                      std::to_string(p.index());
+    const wire_hello *other;
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    ucs_status_t status;
+    bool reached;
+    region *buf;
+
+    setenv("UCX_GAUDI_IPC_DIR", dir.c_str(), 1);
+    p.setup();
+    other = &p.peer_hello();
+    buf   = alloc_exported(p, MiB);
+    p.send_regions({buf});
+    GIPC_ASSERT(p.recv_regions(rr));
+
+    g_info.clear();
+    ucs_log_push_handler(capture_info);
+    reached = uct_iface_is_reachable(p.iface(),
+                                     (const uct_device_addr_t*)
+                                             other->dev_addr,
+                                     (const uct_iface_addr_t*)
+                                             other->iface_addr);
+    reached = reached ||
+              uct_iface_is_reachable(p.iface(),
+                                     (const uct_device_addr_t*)
+                                             other->dev_addr,
+                                     (const uct_iface_addr_t*)
+                                             other->iface_addr);
+    ucs_log_pop_handler();
+    info("reachable: %d; info: %s", reached, g_info.c_str());
+    GIPC_EXPECT(!reached) << "a process of another directory is reachable";
+    GIPC_EXPECT(count_of(g_info, why) == 1)
+            << "expected one info line '" << why << "', got: " << g_info;
+    result("not_shared_info", (uint64_t)count_of(g_info, why));
+
+    status = p.unpack(rr[0].packed.data(), &bundle);
+    GIPC_EXPECT(status == UCS_ERR_UNREACHABLE)
+            << "a key of another directory: " << ucs_status_string(status);
+    if (status == UCS_OK) {
+        p.release(&bundle);
+    }
+    GIPC_EXPECT(p.emu_stats().import_maps == p.baseline().emu.import_maps)
+            << "something was imported";
+    p.barrier(1);
     p.teardown();
 }
 

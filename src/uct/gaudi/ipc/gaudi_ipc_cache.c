@@ -24,7 +24,7 @@
 
 
 typedef struct uct_gaudi_ipc_peer {
-    pid_t           pid;
+    uct_gaudi_ipc_srv_id_t id;
     ucs_pgtable_t   maps;   /* lookup by the peer's address */
     ucs_list_link_t list;   /* the same entries, to walk them */
 } uct_gaudi_ipc_peer_t;
@@ -37,8 +37,8 @@ typedef struct uct_gaudi_ipc_peer {
  * dropped instead of cached (revocations win).
  */
 typedef struct uct_gaudi_ipc_importing {
-    ucs_list_link_t list;
-    pid_t           pid;
+    ucs_list_link_t        list;
+    uct_gaudi_ipc_srv_id_t peer_id;
     uint64_t        export_id;
     uint64_t        cookie;
     int             revoked;
@@ -166,13 +166,14 @@ static unsigned uct_gaudi_ipc_peer_drop(uct_gaudi_ipc_cache_t *cache,
 }
 
 static uct_gaudi_ipc_peer_t *
-uct_gaudi_ipc_cache_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid, int create)
+uct_gaudi_ipc_cache_peer(uct_gaudi_ipc_cache_t *cache,
+                         const uct_gaudi_ipc_srv_id_t *id, int create)
 {
     uct_gaudi_ipc_peer_t *peer;
     khiter_t iter;
     int ret;
 
-    iter = kh_get(uct_gaudi_ipc_peers, &cache->peers, pid);
+    iter = kh_get(uct_gaudi_ipc_peers, &cache->peers, *id);
     if (iter != kh_end(&cache->peers)) {
         return kh_val(&cache->peers, iter);
     } else if (!create) {
@@ -184,7 +185,7 @@ uct_gaudi_ipc_cache_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid, int create)
         return NULL;
     }
 
-    peer->pid = pid;
+    peer->id = *id;
     ucs_list_head_init(&peer->list);
     if (ucs_pgtable_init(&peer->maps, uct_gaudi_ipc_pgd_alloc,
                          uct_gaudi_ipc_pgd_release) != UCS_OK) {
@@ -192,7 +193,7 @@ uct_gaudi_ipc_cache_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid, int create)
         return NULL;
     }
 
-    iter = kh_put(uct_gaudi_ipc_peers, &cache->peers, pid, &ret);
+    iter = kh_put(uct_gaudi_ipc_peers, &cache->peers, *id, &ret);
     if (ret < 0) {
         ucs_pgtable_cleanup(&peer->maps);
         ucs_free(peer);
@@ -209,7 +210,7 @@ static void uct_gaudi_ipc_cache_peer_destroy(uct_gaudi_ipc_cache_t *cache,
     khiter_t iter;
 
     uct_gaudi_ipc_peer_drop(cache, peer, 0, UINT64_MAX, 0, 0, NULL);
-    iter = kh_get(uct_gaudi_ipc_peers, &cache->peers, peer->pid);
+    iter = kh_get(uct_gaudi_ipc_peers, &cache->peers, peer->id);
     if (iter != kh_end(&cache->peers)) {
         kh_del(uct_gaudi_ipc_peers, &cache->peers, iter);
     }
@@ -285,16 +286,9 @@ static ucs_status_t uct_gaudi_ipc_cache_import(uct_gaudi_ipc_cache_t *cache,
     ucs_status_t status;
     int fd;
 
-    /* the pid may be another process by now, even one of our uid; 0 is
-     * what an unreadable start time reads as, never a real one */
-    if ((key->start_time == 0) ||
-        (ucs_sys_get_proc_create_time(key->pid) != key->start_time)) {
-        ucs_diag("gaudi_ipc: pid %d of the remote key is gone (export %"
-                 PRIu64 ")", key->pid, key->export_id);
-        return UCS_ERR_UNREACHABLE;
-    }
-
-    status = uct_gaudi_ipc_srv_get_fd(cache->srv, key->pid, key->srv_nonce,
+    /* the fd server of the key's entry, if it is still the one the
+     * exporter bound (else it is gone: nothing is sent) */
+    status = uct_gaudi_ipc_srv_get_fd(cache->srv, &key->srv, key->pid,
                                       key->export_id, key->cookie,
                                       cache->timeout, &fd);
     if (status != UCS_OK) {
@@ -336,13 +330,13 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
         return UCS_ERR_NO_MEMORY;
     }
 
-    importing.pid       = key->pid;
+    importing.peer_id   = key->srv.id;
     importing.export_id = key->export_id;
     importing.cookie    = key->cookie;
     importing.revoked   = 0;
     pthread_mutex_lock(&cache->lock);
     if (cache->enabled) {
-        peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 0);
+        peer = uct_gaudi_ipc_cache_peer(cache, &key->srv.id, 0);
         hit  = (peer != NULL) ? uct_gaudi_ipc_cache_lookup(peer, key) : NULL;
         if (hit != NULL) {
             ++hit->refcount;
@@ -376,6 +370,7 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
     if (status == UCS_OK) {
         map->super.start = key->base;
         map->super.end   = key->base + key->length;
+        map->peer_id     = key->srv.id;
         map->pid         = key->pid;
         map->export_id   = key->export_id;
         map->cookie      = key->cookie;
@@ -385,7 +380,7 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
         UCS_STATS_UPDATE_COUNTER(cache->stats,
                                  UCT_GAUDI_IPC_CACHE_STAT_MISSES, 1);
         if (cache->enabled) {
-            peer = uct_gaudi_ipc_cache_peer(cache, key->pid, 1);
+            peer = uct_gaudi_ipc_cache_peer(cache, &key->srv.id, 1);
             /* unless another thread cached the same meanwhile */
             if ((peer != NULL) &&
                 (uct_gaudi_ipc_cache_lookup(peer, key) == NULL)) {
@@ -434,16 +429,17 @@ void uct_gaudi_ipc_cache_put(uct_gaudi_ipc_cache_t *cache,
     pthread_mutex_unlock(&cache->lock);
 }
 
-/* Mark the imports in progress from @a pid of @a export_id/cookie (any if
+/* Mark the imports in progress from @a id of @a export_id/cookie (any if
  * export_id is 0) as revoked; cache->lock held */
-static void uct_gaudi_ipc_cache_revoke_importing(uct_gaudi_ipc_cache_t *cache,
-                                                 pid_t pid, uint64_t export_id,
-                                                 uint64_t cookie)
+static void
+uct_gaudi_ipc_cache_revoke_importing(uct_gaudi_ipc_cache_t *cache,
+                                     const uct_gaudi_ipc_srv_id_t *id,
+                                     uint64_t export_id, uint64_t cookie)
 {
     uct_gaudi_ipc_importing_t *importing;
 
     ucs_list_for_each(importing, &cache->importing, list) {
-        if ((importing->pid == pid) &&
+        if (uct_gaudi_ipc_srv_id_equal(&importing->peer_id, id) &&
             ((export_id == 0) || ((importing->export_id == export_id) &&
                                   (importing->cookie == cookie)))) {
             importing->revoked = 1;
@@ -452,6 +448,7 @@ static void uct_gaudi_ipc_cache_revoke_importing(uct_gaudi_ipc_cache_t *cache,
 }
 
 ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
+                                        const uct_gaudi_ipc_srv_id_t *id,
                                         pid_t pid, uint64_t export_id,
                                         uint64_t cookie)
 {
@@ -459,8 +456,8 @@ ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
     int busy = 0;
 
     pthread_mutex_lock(&cache->lock);
-    uct_gaudi_ipc_cache_revoke_importing(cache, pid, export_id, cookie);
-    peer = uct_gaudi_ipc_cache_peer(cache, pid, 0);
+    uct_gaudi_ipc_cache_revoke_importing(cache, id, export_id, cookie);
+    peer = uct_gaudi_ipc_cache_peer(cache, id, 0);
     if (peer != NULL) {
         uct_gaudi_ipc_peer_drop(cache, peer, 0, UINT64_MAX, export_id,
                                 cookie, &busy);
@@ -472,15 +469,17 @@ ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
     return busy ? UCS_INPROGRESS : UCS_OK;
 }
 
-void uct_gaudi_ipc_cache_purge_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid)
+void uct_gaudi_ipc_cache_purge_peer(uct_gaudi_ipc_cache_t *cache,
+                                    const uct_gaudi_ipc_srv_id_t *id)
 {
     uct_gaudi_ipc_peer_t *peer;
 
     pthread_mutex_lock(&cache->lock);
-    uct_gaudi_ipc_cache_revoke_importing(cache, pid, 0, 0);
-    peer = uct_gaudi_ipc_cache_peer(cache, pid, 0);
+    uct_gaudi_ipc_cache_revoke_importing(cache, id, 0, 0);
+    peer = uct_gaudi_ipc_cache_peer(cache, id, 0);
     if (peer != NULL) {
-        ucs_debug("gaudi_ipc: forgetting the mappings of pid %d", pid);
+        ucs_debug("gaudi_ipc: forgetting the mappings of peer %016" PRIx64
+                  "%016" PRIx64, id->hi, id->lo);
         uct_gaudi_ipc_cache_peer_destroy(cache, peer);
     }
     pthread_mutex_unlock(&cache->lock);

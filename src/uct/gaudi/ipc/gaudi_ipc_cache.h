@@ -10,7 +10,9 @@
 /*
  * Remote-mapping cache of gaudi_ipc: the peers' exported allocations this
  * process imported into its device, per peer in a ucs_pgtable keyed by the
- * peer's VA range. An entry is identified by {pid, export id, cookie}: a
+ * peer's VA range. A peer is the identity of its fd server (not its pid,
+ * which another PID namespace numbers differently); an entry is identified
+ * by {peer, export id, cookie}: a
  * key naming the same range with another identity is a new allocation and
  * replaces the stale entry. Mappings are reference counted (remote keys,
  * operations in flight, the cache itself) and unmapped when the last
@@ -42,7 +44,9 @@ typedef struct uct_gaudi_ipc_map {
     ucs_list_link_t           list;       /* in the peer's list, if cached */
     ucs_list_link_t           lru;        /* in the cache's, if cached */
     struct uct_gaudi_ipc_peer *peer;
-    pid_t                     pid;
+    uct_gaudi_ipc_srv_id_t    peer_id;    /* the exporter's fd server */
+    pid_t                     pid;        /* the exporter's, in its own PID
+                                             namespace: for log lines */
     uint64_t                  export_id;
     uint64_t                  cookie;
     uint64_t                  dva;        /* the import in our device */
@@ -51,7 +55,9 @@ typedef struct uct_gaudi_ipc_map {
 } uct_gaudi_ipc_map_t;
 
 
-KHASH_MAP_INIT_INT(uct_gaudi_ipc_peers, struct uct_gaudi_ipc_peer*);
+KHASH_INIT(uct_gaudi_ipc_peers, uct_gaudi_ipc_srv_id_t,
+           struct uct_gaudi_ipc_peer*, 1, uct_gaudi_ipc_srv_id_hash,
+           uct_gaudi_ipc_srv_id_hash_equal);
 
 
 typedef struct uct_gaudi_ipc_cache {
@@ -61,7 +67,8 @@ typedef struct uct_gaudi_ipc_cache {
     pthread_mutex_t            lock;
     ucs_list_link_t            importing; /* uct_gaudi_ipc_importing_t */
     uct_gaudi_dev_t            *dev;
-    const uct_gaudi_ipc_srv_t  *srv;      /* ours: its nonce for requests */
+    const uct_gaudi_ipc_srv_t  *srv;      /* ours: our identity, our
+                                             directory */
     int                        enabled;   /* keep mappings for reuse */
     unsigned                   max_maps;  /* cached mappings, at most */
     unsigned                   num_maps;  /* cached mappings */
@@ -119,15 +126,18 @@ void uct_gaudi_ipc_cache_put(uct_gaudi_ipc_cache_t *cache,
                              uct_gaudi_ipc_map_t *map);
 
 
-/* The exporter @a pid revoked export {export_id, cookie}: forget it.
+/* The exporter serving as @a id (pid @a pid in its namespace, for log
+ * lines) revoked export {export_id, cookie}: forget it.
  * @return UCS_OK if unmapped, UCS_INPROGRESS if still referenced */
 ucs_status_t uct_gaudi_ipc_cache_revoke(uct_gaudi_ipc_cache_t *cache,
+                                        const uct_gaudi_ipc_srv_id_t *id,
                                         pid_t pid, uint64_t export_id,
                                         uint64_t cookie);
 
 
-/* Peer @a pid is gone: forget everything imported from it */
-void uct_gaudi_ipc_cache_purge_peer(uct_gaudi_ipc_cache_t *cache, pid_t pid);
+/* The peer serving as @a id is gone: forget everything imported from it */
+void uct_gaudi_ipc_cache_purge_peer(uct_gaudi_ipc_cache_t *cache,
+                                    const uct_gaudi_ipc_srv_id_t *id);
 
 
 /* Tests only (NULL otherwise): called by uct_gaudi_ipc_cache_get() between

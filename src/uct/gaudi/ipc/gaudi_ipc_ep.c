@@ -19,20 +19,25 @@
 #include <ucs/sys/sys.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 
 static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_ep_t, const uct_ep_params_t *params)
 {
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(params->iface,
                                                   uct_gaudi_ipc_iface_t);
-    uct_gaudi_ipc_iface_addr_t pid;
+    uct_gaudi_ipc_iface_addr_t addr;
 
     UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
     UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super.super);
     /* UCP packs addresses byte by byte: iface_addr may be misaligned */
-    memcpy(&pid, params->iface_addr, sizeof(pid));
-    self->remote_pid = (pid_t)pid;
-    return uct_ep_keepalive_init(&self->keepalive, self->remote_pid);
+    memcpy(&addr, params->iface_addr, sizeof(addr));
+    self->remote     = addr.srv;
+    self->remote_pid = (pid_t)addr.pid;
+    /* the peer's pid may name no process, or another one, in our PID
+     * namespace: UCX's keepalive gets ours, whose start time it can read,
+     * and the peer's liveness is its fd server's (ep_check) */
+    return uct_ep_keepalive_init(&self->keepalive, getpid());
 }
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gaudi_ipc_ep_t)
@@ -280,10 +285,10 @@ int uct_gaudi_ipc_ep_is_peer(uct_ep_h tl_ep,
                              const uct_iface_addr_t *iface_addr)
 {
     uct_gaudi_ipc_ep_t *ep = ucs_derived_of(tl_ep, uct_gaudi_ipc_ep_t);
-    uct_gaudi_ipc_iface_addr_t pid;
+    uct_gaudi_ipc_iface_addr_t addr;
 
-    memcpy(&pid, iface_addr, sizeof(pid)); /* may be misaligned */
-    return (pid_t)pid == ep->remote_pid;
+    memcpy(&addr, iface_addr, sizeof(addr)); /* may be misaligned */
+    return uct_gaudi_ipc_srv_id_equal(&addr.srv.id, &ep->remote.id);
 }
 
 ucs_status_t uct_gaudi_ipc_ep_check(uct_ep_h tl_ep, unsigned flags,
@@ -294,13 +299,17 @@ ucs_status_t uct_gaudi_ipc_ep_check(uct_ep_h tl_ep, unsigned flags,
                                                   uct_gaudi_ipc_iface_t);
 
     UCT_GAUDI_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
-    if (ucs_sys_get_proc_create_time(ep->remote_pid) !=
-        ep->keepalive.start_time) {
-        /* the peer is gone: what we imported from it goes too */
-        uct_gaudi_ipc_cache_purge_peer(&iface->md->cache, ep->remote_pid);
+    if (uct_gaudi_ipc_srv_probe(&iface->md->srv, &ep->remote)) {
+        return UCS_OK;
     }
 
-    uct_ep_keepalive_check(tl_ep, &ep->keepalive, ep->remote_pid, flags,
-                           comp);
+    /* the peer is gone: what we imported from it goes too */
+    ucs_diag("gaudi_ipc: pid %d (in its namespace) is gone: its fd server "
+             "does not listen any more", (int)ep->remote_pid);
+    uct_gaudi_ipc_cache_purge_peer(&iface->md->cache, &ep->remote.id);
+    /* UCX reports a peer whose start time changed, through its deferred
+     * error path (which the ep's destruction cancels); no process has pid
+     * 0, hence no start time: it reports this one */
+    uct_ep_keepalive_check(tl_ep, &ep->keepalive, 0, flags, comp);
     return UCS_OK;
 }

@@ -7,15 +7,19 @@
 #ifndef UCT_GAUDI_IPC_EP_H_
 #define UCT_GAUDI_IPC_EP_H_
 
+#include "gaudi_ipc_proto.h"
+
 #include <uct/gaudi/base/gaudi_iface.h>
 #include <ucs/type/class.h>
 #include <sys/types.h>
 
 
 typedef struct uct_gaudi_ipc_ep {
-    uct_base_ep_t        super;
-    pid_t                remote_pid;
-    uct_keepalive_info_t keepalive;
+    uct_base_ep_t         super;
+    uct_gaudi_ipc_entry_t remote;     /* the peer's fd server */
+    pid_t                 remote_pid; /* in its namespace: log lines */
+    /* reports the peer's failure through UCX's own deferred path */
+    uct_keepalive_info_t  keepalive;
 } uct_gaudi_ipc_ep_t;
 
 

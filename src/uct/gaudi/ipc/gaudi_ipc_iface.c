@@ -20,6 +20,7 @@
 #include <ucs/sys/sys.h>
 #include <ucs/sys/uid.h>
 #include <ucs/type/class.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +44,15 @@ static ucs_status_t
 uct_gaudi_ipc_iface_get_device_address(uct_iface_h tl_iface,
                                        uct_device_addr_t *addr)
 {
-    uct_iface_get_local_address((uct_gaudi_ipc_device_addr_t*)addr,
-                                UCS_SYS_NS_TYPE_NET);
+    uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_iface,
+                                                  uct_gaudi_ipc_iface_t);
+    uct_gaudi_ipc_device_addr_t dev;
+
+    dev.system_id = iface->md->system_id;
+    dev.dir_dev   = iface->md->srv.dir.dev;
+    dev.dir_ino   = iface->md->srv.dir.ino;
+    /* UCP packs addresses byte by byte: addr may be misaligned */
+    memcpy(addr, &dev, sizeof(dev));
     return UCS_OK;
 }
 
@@ -52,39 +60,81 @@ static ucs_status_t
 uct_gaudi_ipc_iface_get_address(uct_iface_h tl_iface,
                                 uct_iface_addr_t *iface_addr)
 {
-    uct_gaudi_ipc_iface_addr_t pid = getpid();
+    uct_gaudi_ipc_iface_t *iface = ucs_derived_of(tl_iface,
+                                                  uct_gaudi_ipc_iface_t);
+    uct_gaudi_ipc_iface_addr_t addr;
 
-    /* UCP packs addresses byte by byte: iface_addr may be misaligned */
-    memcpy(iface_addr, &pid, sizeof(pid));
+    addr.srv = iface->md->srv.entry;
+    addr.pid = getpid();
+    memcpy(iface_addr, &addr, sizeof(addr));
     return UCS_OK;
 }
 
-/* This process, or another process of this system whose fd server we can
- * connect to (the same network namespace) and whose DMA-BUFs our driver can
- * import (op 99) */
-static int uct_gaudi_ipc_iface_reachable(uct_gaudi_iface_t *iface,
+/* A process of this host that meets its peers in another directory: said
+ * once per process at info level (UCP then moves Gaudi memory between us
+ * staged, which an operator of containers wants to know about) */
+static void uct_gaudi_ipc_iface_not_shared(uct_gaudi_ipc_iface_t *iface,
+                                           uint64_t pid,
+                                           uct_gaudi_reach_info_t info)
+{
+    static int reported = 0;
+    ucs_log_level_t level;
+
+    uct_gaudi_reach_fail(info, "pid %" PRIu64 " meets its peers in another "
+                         "directory than our %s", pid,
+                         iface->md->srv.dir.path);
+    /* (ucs_log() evaluates its level more than once) */
+    level = __sync_lock_test_and_set(&reported, 1) ? UCS_LOG_LEVEL_DEBUG :
+                                                     UCS_LOG_LEVEL_INFO;
+    ucs_log(level, "gaudi_ipc: pid %" PRIu64 " of this host (another "
+            "container, or another UCX_GAUDI_IPC_DIR) does not share our "
+            "rendezvous directory %s: Gaudi memory between us moves staged "
+            "through host memory, not by gaudi_ipc; to use gaudi_ipc, mount "
+            "the same host directory into both and name it in "
+            "UCX_GAUDI_IPC_DIR", pid, iface->md->srv.dir.path);
+}
+
+/* This process, or another process of this host whose fd server's entry is
+ * in our directory (it shares the directory: its network and PID namespaces
+ * do not matter) and whose DMA-BUFs our driver can import (op 99) */
+static int uct_gaudi_ipc_iface_reachable(uct_gaudi_iface_t *super,
                                          const uct_device_addr_t *dev_addr,
                                          const uct_iface_addr_t *iface_addr,
                                          uct_gaudi_reach_info_t info)
 {
-    uct_gaudi_ipc_iface_addr_t pid;
+    uct_gaudi_ipc_iface_t *iface = ucs_derived_of(super,
+                                                  uct_gaudi_ipc_iface_t);
+    const uct_gaudi_ipc_srv_t *srv = &iface->md->srv;
+    uct_gaudi_ipc_device_addr_t dev;
+    uct_gaudi_ipc_iface_addr_t addr;
+    const char *reason;
 
     if ((dev_addr == NULL) || (iface_addr == NULL)) {
         uct_gaudi_reach_fail(info, "no device or interface address");
         return 0;
     }
 
-    memcpy(&pid, iface_addr, sizeof(pid)); /* may be misaligned */
-    if (!uct_gaudi_local_is_reachable((uct_gaudi_ipc_device_addr_t*)dev_addr,
-                                      UCS_SYS_NS_TYPE_NET, info)) {
+    /* UCP packs addresses byte by byte: they may be misaligned */
+    memcpy(&dev, dev_addr, sizeof(dev));
+    memcpy(&addr, iface_addr, sizeof(addr));
+    if (dev.system_id != iface->md->system_id) {
+        uct_gaudi_reach_fail(info, "another host (boot id)");
         return 0;
-    } else if (pid == (uct_gaudi_ipc_iface_addr_t)getpid()) {
+    } else if (uct_gaudi_ipc_srv_id_equal(&addr.srv.id, &srv->entry.id)) {
         /* this process's own memory needs no import: its keys map it where
          * it is (UCP's self endpoints, a loopback test) */
         return 1;
-    } else if (!uct_gaudi_share_can_import(iface->dev)) {
+    } else if ((dev.dir_dev != srv->dir.dev) ||
+               (dev.dir_ino != srv->dir.ino)) {
+        uct_gaudi_ipc_iface_not_shared(iface, addr.pid, info);
+        return 0;
+    } else if (uct_gaudi_ipc_srv_check_entry(srv, &addr.srv, &reason) !=
+               UCS_OK) {
+        uct_gaudi_reach_fail(info, "pid %" PRIu64 ": %s", addr.pid, reason);
+        return 0;
+    } else if (!uct_gaudi_share_can_import(super->dev)) {
         uct_gaudi_reach_fail(info, "the driver of %s cannot import DMA-BUFs",
-                             iface->dev->name);
+                             super->dev->name);
         return 0;
     }
 

@@ -15,11 +15,20 @@
 #define UCT_GAUDI_IPC_DEV_NAME "gaudi_ipc"
 
 
-/* Device address: the system and, outside the default one, the network
- * namespace (the fd server's abstract socket lives in one); interface
- * address: the process */
-typedef uct_iface_local_addr_ns_t uct_gaudi_ipc_device_addr_t;
-typedef uint64_t uct_gaudi_ipc_iface_addr_t;
+/* Device address: the host, and the rendezvous directory (whoever shares
+ * it can reach us, whatever its network or PID namespace) */
+typedef struct uct_gaudi_ipc_device_addr {
+    uint64_t system_id;   /* ucs_get_system_id(): the boot id */
+    uint64_t dir_dev;     /* the directory's st_dev and st_ino */
+    uint64_t dir_ino;
+} uct_gaudi_ipc_device_addr_t;
+
+
+/* Interface address: the process, by what its fd server's entry proves */
+typedef struct uct_gaudi_ipc_iface_addr {
+    uct_gaudi_ipc_entry_t srv;
+    uint64_t              pid;  /* in its own PID namespace: log lines */
+} uct_gaudi_ipc_iface_addr_t;
 
 
 typedef struct uct_gaudi_ipc_iface_config {

@@ -57,6 +57,16 @@ static ucs_config_field_t uct_gaudi_ipc_md_config_table[] = {
      ucs_offsetof(uct_gaudi_ipc_md_config_t, timeout),
      UCS_CONFIG_TYPE_TIME},
 
+    {"DIR", "",
+     "Directory where the processes of one user that share Gaudi memory find\n"
+     "each other (the fd servers' sockets). Only this uid may enter it: it is\n"
+     "created with mode 0700 if missing, and refused if it is a link, belongs\n"
+     "to another uid or lets others in. Processes in other containers of the\n"
+     "same host reach each other when the same host directory is mounted into\n"
+     "them and this names it there. Empty: $XDG_RUNTIME_DIR/ucx-gaudi-ipc if\n"
+     "that is a directory of ours, else /tmp/ucx-gaudi-ipc-<uid>.",
+     ucs_offsetof(uct_gaudi_ipc_md_config_t, dir), UCS_CONFIG_TYPE_STRING},
+
     {NULL}
 };
 
@@ -98,23 +108,21 @@ uct_gaudi_ipc_md_query(uct_md_h tl_md, uct_gaudi_md_attr_t *md_attr)
     return UCS_OK;
 }
 
-/* Record that @a pid (serving under @a nonce) fetched the fd of @a export;
- * md->lock held */
+/* Record that the process serving as @a id (pid @a pid in its namespace)
+ * fetched the fd of @a export; md->lock held */
 static ucs_status_t
-uct_gaudi_ipc_export_add_importer(uct_gaudi_ipc_export_t *export, pid_t pid,
-                                  uint64_t nonce)
+uct_gaudi_ipc_export_add_importer(uct_gaudi_ipc_export_t *export,
+                                  const uct_gaudi_ipc_srv_id_t *id, pid_t pid)
 {
-    khiter_t iter;
     int ret;
 
-    iter = kh_put(uct_gaudi_ipc_importers, &export->importers, pid, &ret);
+    kh_put(uct_gaudi_ipc_importers, &export->importers, *id, &ret);
     if (ret < 0) {
         ucs_error("gaudi_ipc: failed to record pid %d as an importer of "
                   "export %" PRIu64, (int)pid, export->export_id);
         return UCS_ERR_NO_MEMORY;
     }
 
-    kh_val(&export->importers, iter) = nonce;
     return UCS_OK;
 }
 
@@ -139,11 +147,20 @@ static void uct_gaudi_ipc_md_forget(khash_t(uct_gaudi_ipc_exports) *hash,
 /* fd server: a peer asks for an export */
 static ucs_status_t uct_gaudi_ipc_md_srv_get_fd(void *arg,
                                                 const uct_gaudi_ipc_msg_t *msg,
-                                                pid_t pid, int *fd_p)
+                                                int *fd_p)
 {
     uct_gaudi_ipc_md_t *md = arg;
+    pid_t pid              = msg->pid;
     uct_gaudi_ipc_export_t *export;
     ucs_status_t status;
+
+    /* whoever has the fd must be revoked when the export goes */
+    if (!uct_gaudi_ipc_srv_can_revoke(&md->srv, &msg->sender)) {
+        ucs_diag("gaudi_ipc: refused pid %d: its fd server %016" PRIx64
+                 "%016" PRIx64 " has no revocation entry in our directory",
+                 (int)pid, msg->sender.hi, msg->sender.lo);
+        return UCS_ERR_REJECTED;
+    }
 
     pthread_mutex_lock(&md->lock);
     export = uct_gaudi_ipc_md_find(&md->by_id, msg->export_id);
@@ -158,7 +175,8 @@ static ucs_status_t uct_gaudi_ipc_md_srv_get_fd(void *arg,
         status = UCS_ERR_REJECTED;
     } else {
         /* recorded first: whoever has the fd is revoked */
-        status = uct_gaudi_ipc_export_add_importer(export, pid, msg->nonce);
+        status = uct_gaudi_ipc_export_add_importer(export, &msg->sender,
+                                                   pid);
         if (status == UCS_OK) {
             *fd_p = fcntl(export->exp.fd, F_DUPFD_CLOEXEC, 0);
             if (*fd_p < 0) {
@@ -175,13 +193,12 @@ static ucs_status_t uct_gaudi_ipc_md_srv_get_fd(void *arg,
 
 /* fd server: an exporter revokes memory we imported */
 static ucs_status_t uct_gaudi_ipc_md_srv_revoke(void *arg,
-                                                const uct_gaudi_ipc_msg_t *msg,
-                                                pid_t pid)
+                                                const uct_gaudi_ipc_msg_t *msg)
 {
     uct_gaudi_ipc_md_t *md = arg;
 
-    return uct_gaudi_ipc_cache_revoke(&md->cache, pid, msg->export_id,
-                                      msg->cookie);
+    return uct_gaudi_ipc_cache_revoke(&md->cache, &msg->sender, msg->pid,
+                                      msg->export_id, msg->cookie);
 }
 
 static const uct_gaudi_ipc_srv_ops_t uct_gaudi_ipc_md_srv_ops = {
@@ -198,14 +215,13 @@ static void uct_gaudi_ipc_md_revoke(uct_gaudi_ipc_md_t *md,
                                     uct_gaudi_ipc_export_t *export,
                                     uct_gaudi_ipc_srv_revocation_t *rev)
 {
+    uct_gaudi_ipc_srv_id_t id;
     unsigned total = 0;
-    uint64_t nonce;
-    pid_t pid;
 
-    uct_gaudi_ipc_srv_revocation_init(rev, kh_size(&export->importers));
-    kh_foreach(&export->importers, pid, nonce, {
-        uct_gaudi_ipc_srv_revoke(&md->srv, rev, pid, nonce, export->export_id,
-                                 export->cookie);
+    uct_gaudi_ipc_srv_revocation_init(rev, kh_size(&export->importers),
+                                      export->export_id, export->cookie);
+    kh_foreach_key(&export->importers, id, {
+        uct_gaudi_ipc_srv_revoke(&md->srv, rev, &id);
         ++total;
     })
 
@@ -249,7 +265,7 @@ static void uct_gaudi_ipc_md_free_cb(void *arg, uint64_t dva, size_t length)
     uct_gaudi_ipc_export_t *export;
     unsigned num_regs      = 0;
 
-    uct_gaudi_ipc_srv_revocation_init(&rev, 0);
+    uct_gaudi_ipc_srv_revocation_init(&rev, 0, 0, 0);
     pthread_mutex_lock(&md->lock);
     export = uct_gaudi_ipc_md_find(&md->by_base, dva);
     if (export != NULL) {
@@ -436,7 +452,7 @@ uct_gaudi_ipc_mem_dereg(uct_md_h tl_md,
         return UCS_OK;
     }
 
-    uct_gaudi_ipc_srv_revocation_init(&rev, 0);
+    uct_gaudi_ipc_srv_revocation_init(&rev, 0, 0, 0);
     pthread_mutex_lock(&md->lock);
     ucs_assert(export->num_regs > 0);
     last = (--export->num_regs == 0);
@@ -477,8 +493,7 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
     key->length       = export->exp.length;
     key->offset       = 0;
     key->bus_hash     = ucs_string_to_id(md->dev->info->bus_id);
-    key->srv_nonce    = md->srv.nonce;
-    key->start_time   = md->start_time;
+    key->srv          = md->srv.entry;
     /* the importer maps the allocation, but may use only what was
      * registered */
     key->range_offset = reg->address - export->exp.base;
@@ -519,6 +534,7 @@ uct_gaudi_ipc_md_self_map(uct_gaudi_ipc_md_t *md,
     memset(map, 0, sizeof(*map));
     map->super.start = key->base;
     map->super.end   = key->base + key->length;
+    map->peer_id     = md->srv.entry.id;
     map->pid         = getpid();
     map->export_id   = key->export_id;
     map->cookie      = key->cookie;
@@ -580,17 +596,15 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
 
     pthread_mutex_lock(&uct_gaudi_ipc_md_lock);
     md   = uct_gaudi_ipc_md_singleton;
-    self = (md != NULL) && (key->pid == getpid()) &&
-           (key->system_id == md->system_id) &&
-           (key->srv_nonce == md->srv.nonce);
+    /* ours by our fd server's identity, not by pid: a process of another
+     * PID namespace may have our pid */
+    self = (md != NULL) && (key->system_id == md->system_id) &&
+           uct_gaudi_ipc_md_key_is_local(md, key);
     if (self) {
         pthread_mutex_lock(&md->lock);
         status = uct_gaudi_ipc_md_self_map(md, key, &rkey->self);
         pthread_mutex_unlock(&md->lock);
         reason = "this process's memory, but not a live export of it";
-    } else if (key->pid == getpid()) {
-        status = UCS_ERR_UNREACHABLE;
-        reason = "another process of the same pid (another PID namespace?)";
     } else {
         reason = uct_gaudi_ipc_md_unreachable_reason(md, key);
         status = (reason == NULL) ? UCS_OK : UCS_ERR_UNREACHABLE;
@@ -758,7 +772,6 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
     md->super.component = &uct_gaudi_ipc_component;
     md->refcount        = 1;
     md->system_id       = ucs_get_system_id();
-    md->start_time      = ucs_sys_get_proc_create_time(getpid());
     md->timeout         = config->timeout;
     pthread_mutex_init(&md->lock, NULL);
     kh_init_inplace(uct_gaudi_ipc_exports, &md->by_base);
@@ -771,7 +784,7 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
     }
 
     status = uct_gaudi_ipc_srv_start(&md->srv, &uct_gaudi_ipc_md_srv_ops, md,
-                                     config->timeout);
+                                     config->timeout, config->dir);
     if (status != UCS_OK) {
         goto err_cache;
     }

@@ -27,11 +27,13 @@ typedef struct uct_gaudi_ipc_md_config {
     int             enable_cache;  /* keep imported mappings for reuse */
     unsigned        cache_max;     /* imports kept, at most */
     double          timeout;       /* fd server requests, seconds */
+    char            *dir;          /* rendezvous directory ("": default) */
 } uct_gaudi_ipc_md_config_t;
 
 
-/* Importers of an export: pid -> nonce of its fd server */
-KHASH_MAP_INIT_INT(uct_gaudi_ipc_importers, uint64_t);
+/* Importers of an export: the identities of their fd servers */
+KHASH_INIT(uct_gaudi_ipc_importers, uct_gaudi_ipc_srv_id_t, char, 0,
+           uct_gaudi_ipc_srv_id_hash, uct_gaudi_ipc_srv_id_hash_equal);
 
 
 /*
@@ -74,7 +76,6 @@ typedef struct uct_gaudi_ipc_md {
     khash_t(uct_gaudi_ipc_exports) by_id;       /* export id -> */
     uint64_t                       next_export_id;
     uint64_t                       system_id;
-    unsigned long                  start_time;  /* of this process */
     double                         timeout;     /* revocations, seconds */
     unsigned long                  num_unreachable; /* keys refused; under
                                                        uct_gaudi_ipc_md_lock */
@@ -95,5 +96,15 @@ typedef struct uct_gaudi_ipc_unpacked_rkey {
 
 /* The process's MD while it is open, else NULL (no dangling pointer) */
 uct_gaudi_ipc_md_t *uct_gaudi_ipc_md_get(void);
+
+
+/* Whether @a key is of this process's own memory: its fd server is ours.
+ * (Not its pid: a process of another PID namespace may have ours.) */
+static inline int
+uct_gaudi_ipc_md_key_is_local(const uct_gaudi_ipc_md_t *md,
+                              const uct_gaudi_ipc_rkey_t *key)
+{
+    return uct_gaudi_ipc_srv_id_equal(&key->srv.id, &md->srv.entry.id);
+}
 
 #endif
