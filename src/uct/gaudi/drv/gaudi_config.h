@@ -46,6 +46,9 @@ typedef struct uct_gaudi_lib_config {
     unsigned          emu_edma_disabled; /* EDMA engines binned out */
     unsigned long     emu_proc_numa;   /* test: NUMA node of the process's
                                           CPUs, or UCS_ULUNITS_AUTO */
+    int               emu_reset_on_lockup; /* a CS timeout resets */
+    double            emu_watchdog;    /* release watchdog, seconds */
+    int               emu_kill;        /* kill holders of a reset device */
 } uct_gaudi_lib_config_t;
 
 END_C_DECLS

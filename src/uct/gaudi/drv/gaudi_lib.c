@@ -148,6 +148,28 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      ucs_offsetof(uct_gaudi_lib_config_t, emu_edma_disabled),
      UCS_CONFIG_TYPE_UINT},
 
+    {"EMU_RESET_ON_LOCKUP", "y",
+     "Emulator: what a command submission that passes the driver's timeout\n"
+     "does (the driver's reset_on_lockup): y (the driver's default) resets the\n"
+     "device, after the release watchdog if the owner registered for events,\n"
+     "and kills a process that still holds it; n only marks the device as\n"
+     "needing a reset, done when its owner closes it.",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_reset_on_lockup),
+     UCS_CONFIG_TYPE_BOOL},
+
+    {"EMU_RELEASE_WATCHDOG", "5s",
+     "Emulator: how long a process registered for the driver's events has to\n"
+     "close the device after a reset event before the device is reset anyway\n"
+     "and the process killed (the driver's release watchdog: 5 s in older\n"
+     "releases, 30 s in newer ones).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_watchdog),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"EMU_KILL", "y",
+     "Emulator: kill (SIGKILL) a process that still holds a device being\n"
+     "reset, as the driver does. n: wait for it instead (debugging only).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_kill), UCS_CONFIG_TYPE_BOOL},
+
     {"EMU_PROC_NUMA", "auto",
      "Test only, with emulated devices: the NUMA node that device assignment\n"
      "takes for the CPUs of this process, instead of asking libnuma, so that\n"

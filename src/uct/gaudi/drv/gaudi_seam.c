@@ -90,6 +90,12 @@ uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
     emu_config->faults      = config->emu_faults;
     emu_config->numa_nodes  = config->emu_numa_nodes;
     emu_config->edma_disabled = (uint32_t)config->emu_edma_disabled;
+    emu_config->lockup        = config->emu_reset_on_lockup ?
+                                GAUDI_EMU_LOCKUP_RESET :
+                                GAUDI_EMU_LOCKUP_NEEDS_RESET;
+    /* the watchdog's 0 is the emulator's default: the shortest it takes */
+    emu_config->watchdog      = ucs_max(config->emu_watchdog, 0.001);
+    emu_config->no_kill       = !config->emu_kill;
 }
 
 static const char *uct_gaudi_seam_emu_error(void *handle)

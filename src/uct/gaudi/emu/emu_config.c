@@ -26,6 +26,18 @@ static int emu_config_check_model(const gaudi_emu_config_t *config)
         return -EINVAL;
     }
 
+    if ((config->lockup != GAUDI_EMU_LOCKUP_RESET) &&
+        (config->lockup != GAUDI_EMU_LOCKUP_NEEDS_RESET)) {
+        emu_error("invalid CS timeout behaviour %d", (int)config->lockup);
+        return -EINVAL;
+    }
+
+    if (!(config->watchdog >= 0) || (config->watchdog > 600)) {
+        emu_error("invalid release watchdog %g s (0..600; 0: %g s)",
+                  config->watchdog, GAUDI_EMU_WATCHDOG_DEFAULT);
+        return -EINVAL;
+    }
+
     return 0;
 }
 
@@ -133,6 +145,9 @@ int emu_config_load(const gaudi_emu_config_t *config)
         emu_g.asic_cfg.dram_page_size  = EMU_GAUDI2_DRAM_PAGE_6;
         emu_g.asic_cfg.alloc_page_size = EMU_GAUDI2_DRAM_PAGE_6;
     }
+    emu_g.watchdog_ns    = (uint64_t)(1e9 * ((config->watchdog > 0) ?
+                                                 config->watchdog :
+                                                 GAUDI_EMU_WATCHDOG_DEFAULT));
     emu_g.asic           = &emu_g.asic_cfg;
     emu_g.hbm_size       = hbm_size;
     emu_g.dram_size      = emu_align_down(hbm_size, emu_g.asic->dram_page_size);
@@ -175,6 +190,9 @@ int emu_config_same(const gaudi_emu_config_t *config)
            (config->exec == emu_g.cfg.exec) &&
            (config->bandwidth == emu_g.cfg.bandwidth) &&
            (config->latency == emu_g.cfg.latency) &&
+           (config->lockup == emu_g.cfg.lockup) &&
+           (config->watchdog == emu_g.cfg.watchdog) &&
+           (config->no_kill == emu_g.cfg.no_kill) &&
            (emu_max(config->numa_nodes, 1) == emu_g.cfg.numa_nodes) &&
            emu_config_str_same(config->state_dir, emu_g.cfg.state_dir) &&
            emu_config_str_same(config->faults, emu_g.cfg.faults);

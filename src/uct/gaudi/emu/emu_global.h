@@ -25,6 +25,8 @@ typedef struct emu_global {
                                           engines the config binned out */
     uint64_t           hbm_size;       /* backing size per device       */
     uint64_t           dram_size;      /* user DRAM: whole DRAM pages   */
+    uint64_t           watchdog_ns;    /* release watchdog after a reset
+                                          event                         */
 } emu_global_t;
 
 extern emu_global_t emu_g;

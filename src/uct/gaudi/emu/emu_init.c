@@ -9,6 +9,7 @@
 #include "emu_ctx.h"
 #include "emu_fault.h"
 #include "emu_fd.h"
+#include "emu_reset.h"
 #include "emu_global.h"
 #include "emu_ioctl.h"
 #include "emu_log.h"
@@ -54,6 +55,7 @@ static void emu_fini_locked(void)
         close(fd);
     }
 
+    emu_reset_fini();
     emu_state_close();
     memset(&emu_g, 0, sizeof(emu_g));
 }
