@@ -14,6 +14,7 @@
 #include "gaudi_health.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_mem.h"
+#include "gaudi_reset.h"
 #include "gaudi_seam.h"
 
 #include <ucs/debug/assert.h>
@@ -363,6 +364,7 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
 
     memset(dev, 0, sizeof(*dev));
     dev->fd         = -1;
+    dev->event_fd   = -1;
     dev->can_import = -1;
     dev->mem        = &uct_gaudi_own.mem;
     dev->dma        = &uct_gaudi_own.dma;
@@ -388,6 +390,22 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
         goto err_mem;
     }
 
+    /* an adopted device is the application's: its runtime registers for
+     * its events and decides when to close it */
+    if (!dev->adopted) {
+        status = uct_gaudi_reset_watch(dev);
+        if (status != UCS_OK) {
+            goto err_dma;
+        }
+    }
+
+    if (dev->failed) {
+        /* it reset while we opened it (said when it failed): the driver
+         * wants it closed, and this process goes on without it */
+        status = UCS_ERR_IO_ERROR;
+        goto err_unwatch;
+    }
+
     uct_gaudi_own_memtype_register(dev);
     /* which device and why: what an MPI job's user checks first */
     ucs_info("%s (module %u, bus %s, NUMA node %d, %s): chosen by %s",
@@ -395,6 +413,10 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
              dev->info->numa_node, dev->info->compute_path, assign.why);
     return UCS_OK;
 
+err_unwatch:
+    uct_gaudi_reset_unwatch(dev);
+err_dma:
+    uct_gaudi_dma_cleanup(dev);
 err_mem:
     uct_gaudi_mem_cleanup(dev);
 err_close:
@@ -444,6 +466,8 @@ void uct_gaudi_dev_release(uct_gaudi_dev_t *dev)
         goto out;
     }
 
+    /* no release from the async thread from now on */
+    uct_gaudi_reset_unwatch(dev);
     uct_gaudi_dma_cleanup(dev);
     uct_gaudi_mem_cleanup(dev);
     if (dev->memtype_range) {

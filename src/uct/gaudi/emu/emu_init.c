@@ -36,7 +36,8 @@ static const uct_gaudi_drv_ops_t emu_ops = {
     .read_attr = emu_sys_read_attr,
     .exists    = emu_sys_exists,
     .list_dir  = emu_sys_list_dir,
-    .fd_path   = emu_fd_path
+    .fd_path   = emu_fd_path,
+    .revoke    = emu_revoke
 };
 
 
