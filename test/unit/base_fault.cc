@@ -146,13 +146,15 @@ TEST(base_fault, eintr_is_retried) {
     });
 }
 
-TEST(base_fault, open_busy_resetting_broken_skipped) {
+/* A busy or broken device is skipped; a resetting one (EAGAIN) is waited
+ * for, never left for the next one */
+TEST(base_fault, open_busy_broken_skipped_resetting_waited) {
     static const struct {
         const char *faults;
         unsigned    index;
     } cases[] = {
         {"fail:open:4:EBUSY",  1},
-        {"fail:open:4:EAGAIN", 1},
+        {"fail:open:4:EAGAIN", 0},
         {"fail:open:4:EPERM",  1}
     };
 
@@ -193,12 +195,38 @@ TEST(base_fault, open_all_unavailable) {
         log_capture log;
 
         set_emu_env(2, dir2);
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4:EAGAIN,fail:open:5:EPERM",
-               1);
+        /* both devices reset longer than the wait (UCX_GAUDI_RESET_WAIT) */
+        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN", 1);
+        setenv("UCX_GAUDI_RESET_WAIT", "0.1s", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("no Gaudi device could be opened: 0 busy, 2 "
-                                "unavailable"));
+                                "unavailable (last error: Resource "
+                                "temporarily unavailable)"));
+    });
+}
+
+/* The device a rule forces keeps resetting: waited for the configured time,
+ * then an error saying so; no other device is taken */
+TEST(base_fault, open_forced_device_resetting) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        log_capture log;
+
+        set_emu_env(2, dir);
+        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN", 1);
+        setenv("UCX_GAUDI_RESET_WAIT", "0.2s", 1);
+        setenv("UCX_GAUDI_DEVICE", "1", 1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(1u, log.count("is still resetting after 0.2 s "
+                                "(UCX_GAUDI_RESET_WAIT)"));
+        gaudi_emu_stats_t stats;
+        ASSERT_TRUE(emu_stats(&stats));
+        EXPECT_EQ(0u, stats.contexts);
+        unsetenv("UCX_GAUDI_DEVICE");
     });
 }
 

@@ -470,7 +470,8 @@ TEST_F(emu_faults, injected_fatal_wait_halts_the_device) {
 
     EXPECT_EQ(0, m_ops->close(m_fd));
     m_fd = -1;
-    EXPECT_EQ("Operational\n", sysfs_status(0));
+    /* the reset is over; a Gaudi2 resets after the release, as always */
+    EXPECT_EQ("In reset after device release\n", sysfs_status(0));
     free(host);
 }
 
@@ -502,7 +503,8 @@ TEST_F(emu_faults, reset_aborts_in_flight) {
 
     EXPECT_EQ(0, m_ops->close(m_fd));
     m_fd = -1;
-    EXPECT_EQ("Operational\n", sysfs_status(0));
+    /* the reset is over; a Gaudi2 resets after the release, as always */
+    EXPECT_EQ("In reset after device release\n", sysfs_status(0));
 }
 
 TEST_F(emu_faults, reset_without_owner) {
@@ -523,4 +525,71 @@ TEST_F(emu_faults, reset_without_owner) {
     EXPECT_GE(fd, 0);
     m_ops->close(fd);
     m_ops->close(cfd);
+}
+
+/* A Gaudi2 resets after every release (reset_upon_device_release): an open
+ * meanwhile answers EAGAIN (hl_device_open) and the status says so; then
+ * the device is free again. Gaudi1 does not, nor with the knob off. */
+TEST_F(emu_faults, reset_after_release) {
+    init_ok();
+
+    int fd = open_node(0, false);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(0, m_ops->close(fd));
+
+    EXPECT_EQ(-1, m_ops->open(node(0, false).c_str(), O_RDWR | O_CLOEXEC));
+    EXPECT_EQ(EAGAIN, errno);
+    int cfd = open_node(0, true);
+    ASSERT_GE(cfd, 0);
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_IN_RESET_AFTER_DEVICE_RELEASE,
+              dev_status(cfd));
+    EXPECT_EQ("In reset after device release\n", sysfs_status(0));
+    /* the other device is not concerned */
+    fd = m_ops->open(node(1, false).c_str(), O_RDWR | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    m_ops->close(fd);
+
+    /* retried until the reset is over (open_node) */
+    fd = open_node(0, false);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(cfd));
+    m_ops->close(fd);
+    m_ops->close(cfd);
+}
+
+/* An owner that dies releases its file too: the next open finds the reset
+ * after release */
+TEST_F(emu_faults, reset_after_owner_death) {
+    init_ok();
+
+    pid_t pid = fork();
+    if (pid == 0) {
+        _exit((open_node(0, false) >= 0) ? 0 : 1);  /* dies holding it */
+    }
+    int status;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 0));
+
+    EXPECT_EQ(-1, m_ops->open(node(0, false).c_str(), O_RDWR | O_CLOEXEC));
+    EXPECT_EQ(EAGAIN, errno);
+    int fd = open_node(0, false);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    m_ops->close(fd);
+}
+
+TEST_F(emu_faults, no_reset_after_release_gaudi1_or_knob) {
+    for (int gaudi1 = 0; gaudi1 < 2; ++gaudi1) {
+        m_cfg.asic          = gaudi1 ? UCT_GAUDI_ASIC_GAUDI1 :
+                                       UCT_GAUDI_ASIC_GAUDI2;
+        m_cfg.abi           = gaudi1 ? UCT_GAUDI_ABI_MISC : UCT_GAUDI_ABI_DRM;
+        m_cfg.release_reset = gaudi1 ? 0 : -1;
+        init_ok();
+
+        for (int i = 0; i < 2; ++i) {
+            int fd = m_ops->open(node(0, false).c_str(), O_RDWR | O_CLOEXEC);
+            EXPECT_GE(fd, 0) << gaudi1 << " " << i << " " << strerror(errno);
+            m_ops->close(fd);
+        }
+        gaudi_emu_fini();
+    }
 }

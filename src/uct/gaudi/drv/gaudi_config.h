@@ -49,6 +49,7 @@ typedef struct uct_gaudi_lib_config {
     int               emu_reset_on_lockup; /* a CS timeout resets */
     double            emu_watchdog;    /* release watchdog, seconds */
     int               emu_kill;        /* kill holders of a reset device */
+    double            emu_release_reset; /* reset after release, seconds */
 } uct_gaudi_lib_config_t;
 
 END_C_DECLS

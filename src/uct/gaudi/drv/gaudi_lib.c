@@ -170,6 +170,13 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      "reset, as the driver does. n: wait for it instead (debugging only).",
      ucs_offsetof(uct_gaudi_lib_config_t, emu_kill), UCS_CONFIG_TYPE_BOOL},
 
+    {"EMU_RELEASE_RESET", "0.5s",
+     "Emulator: how long an emulated Gaudi2 resets after its owner releases\n"
+     "it, or dies (the driver's reset_upon_device_release; an open meanwhile\n"
+     "answers EAGAIN). 0: no reset after release.",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_release_reset),
+     UCS_CONFIG_TYPE_TIME},
+
     {"EMU_PROC_NUMA", "auto",
      "Test only, with emulated devices: the NUMA node that device assignment\n"
      "takes for the CPUs of this process, instead of asking libnuma, so that\n"

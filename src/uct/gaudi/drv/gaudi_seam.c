@@ -96,6 +96,8 @@ uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
     /* the watchdog's 0 is the emulator's default: the shortest it takes */
     emu_config->watchdog      = ucs_max(config->emu_watchdog, 0.001);
     emu_config->no_kill       = !config->emu_kill;
+    emu_config->release_reset = (config->emu_release_reset > 0) ?
+                                config->emu_release_reset : -1;
 }
 
 static const char *uct_gaudi_seam_emu_error(void *handle)

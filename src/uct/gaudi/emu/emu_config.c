@@ -32,6 +32,13 @@ static int emu_config_check_model(const gaudi_emu_config_t *config)
         return -EINVAL;
     }
 
+    if (isnan(config->release_reset) || (config->release_reset > 60)) {
+        emu_error("invalid reset time after release %g s (at most 60; 0: "
+                  "%g s; negative: none)", config->release_reset,
+                  GAUDI_EMU_RELEASE_RESET_DEFAULT);
+        return -EINVAL;
+    }
+
     if (!(config->watchdog >= 0) || (config->watchdog > 600)) {
         emu_error("invalid release watchdog %g s (0..600; 0: %g s)",
                   config->watchdog, GAUDI_EMU_WATCHDOG_DEFAULT);
@@ -148,6 +155,13 @@ int emu_config_load(const gaudi_emu_config_t *config)
     emu_g.watchdog_ns    = (uint64_t)(1e9 * ((config->watchdog > 0) ?
                                                  config->watchdog :
                                                  GAUDI_EMU_WATCHDOG_DEFAULT));
+    /* Goya and Gaudi keep reset_upon_device_release off
+     * (fixup_device_params_per_asic) */
+    emu_g.release_reset_ns = ((asic->asic == UCT_GAUDI_ASIC_GAUDI1) ||
+                              (config->release_reset < 0)) ? 0 :
+                             (uint64_t)(1e9 * ((config->release_reset > 0) ?
+                                               config->release_reset :
+                                               GAUDI_EMU_RELEASE_RESET_DEFAULT));
     emu_g.asic           = &emu_g.asic_cfg;
     emu_g.hbm_size       = hbm_size;
     emu_g.dram_size      = emu_align_down(hbm_size, emu_g.asic->dram_page_size);
@@ -193,6 +207,7 @@ int emu_config_same(const gaudi_emu_config_t *config)
            (config->lockup == emu_g.cfg.lockup) &&
            (config->watchdog == emu_g.cfg.watchdog) &&
            (config->no_kill == emu_g.cfg.no_kill) &&
+           (config->release_reset == emu_g.cfg.release_reset) &&
            (emu_max(config->numa_nodes, 1) == emu_g.cfg.numa_nodes) &&
            emu_config_str_same(config->state_dir, emu_g.cfg.state_dir) &&
            emu_config_str_same(config->faults, emu_g.cfg.faults);

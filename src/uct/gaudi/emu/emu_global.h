@@ -27,6 +27,7 @@ typedef struct emu_global {
     uint64_t           dram_size;      /* user DRAM: whole DRAM pages   */
     uint64_t           watchdog_ns;    /* release watchdog after a reset
                                           event                         */
+    uint64_t           release_reset_ns; /* reset after release; 0 none */
 } emu_global_t;
 
 extern emu_global_t emu_g;

@@ -131,7 +131,7 @@ static int emu_reset_step(int dev, emu_shm_dev_t *sdev)
         if (holder == 0) {
             /* nobody holds it: the hard reset completes; what a dead owner
              * left is freed by the next open (emu_dev_acquire) */
-            emu_dev_reset_complete_locked(sdev, now);
+            emu_dev_reset_complete_locked(sdev, now, 1);
             done = 1;
         } else if (!emu_g.cfg.no_kill && (sdev->killed_pid != holder)) {
             sdev->killed_pid = holder;
@@ -221,9 +221,11 @@ EMU_EXPORT int gaudi_emu_resets_pending(void)
     }
 
     for (dev = 0; dev < emu_g.cfg.num_devices; ++dev) {
+        /* the reset after a release kills nobody: not counted */
         sdev   = emu_state_dev(dev);
         count += emu_reset_watchdog_active(sdev) ||
-                 (emu_dev_status(sdev) != HL_DEVICE_STATUS_OPERATIONAL);
+                 (__atomic_load_n(&sdev->status, __ATOMIC_ACQUIRE) !=
+                  HL_DEVICE_STATUS_OPERATIONAL);
     }
 
     return count;

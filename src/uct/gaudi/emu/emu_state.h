@@ -64,6 +64,8 @@ typedef struct emu_shm_dev {
     uint64_t        kill_ns;         /* hard reset: when the processes that
                                         still hold the device are killed,
                                         0 none (done)                    */
+    uint64_t        release_end_ns;  /* the reset after the last release
+                                        runs until then (open: EAGAIN)   */
     uint32_t        killed_pid;      /* the last process killed           */
     uint32_t        pad2;
     uint64_t        dram_used;       /* bytes allocated (or reported)     */

@@ -6,6 +6,7 @@
 
 #include "emu_common.h"
 #include "emu_sysfs.h"
+#include "emu_dev.h"
 #include "emu_global.h"
 #include "emu_state.h"
 
@@ -155,8 +156,8 @@ static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
     case EMU_ATTR_MODULE_ID:
         return snprintf(buf, max, "%u\n", emu_sys_module_id(dev));
     case EMU_ATTR_STATUS:
-        return snprintf(buf, max, "%s\n", emu_sys_status_str(
-                __atomic_load_n(&sdev->status, __ATOMIC_RELAXED)));
+        return snprintf(buf, max, "%s\n",
+                        emu_sys_status_str(emu_dev_status(sdev)));
     case EMU_ATTR_HARD_RESET_CNT:
         return snprintf(buf, max, "%u\n", sdev->hard_reset_cnt);
     case EMU_ATTR_NUMA_NODE:

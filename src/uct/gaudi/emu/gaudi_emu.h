@@ -46,6 +46,7 @@ typedef enum {
 /* Defaults of the reset model's times (docs/emulator.md §8a) */
 #define GAUDI_EMU_WATCHDOG_DEFAULT       5.0  /* seconds */
 #define GAUDI_EMU_KILL_DELAY             1.0  /* seconds */
+#define GAUDI_EMU_RELEASE_RESET_DEFAULT  0.5  /* seconds */
 
 typedef struct gaudi_emu_config {
     unsigned          num_devices;  /* > 0 */
@@ -74,6 +75,9 @@ typedef struct gaudi_emu_config {
                                        holds a device being reset (it then
                                        waits for the process); 0: kill, as
                                        the driver does */
+    double            release_reset; /* seconds a Gaudi2/3 resets after its
+                                        release (open: EAGAIN); 0 = the
+                                        default, < 0 none */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
