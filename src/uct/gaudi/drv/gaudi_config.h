@@ -46,6 +46,8 @@ typedef struct uct_gaudi_lib_config {
     unsigned          emu_edma_disabled; /* EDMA engines binned out */
     unsigned long     emu_proc_numa;   /* test: NUMA node of the process's
                                           CPUs, or UCS_ULUNITS_AUTO */
+    double            reset_wait;      /* retry an open that says the device
+                                          resets (EAGAIN) this long */
     int               emu_reset_on_lockup; /* a CS timeout resets */
     double            emu_watchdog;    /* release watchdog, seconds */
     int               emu_kill;        /* kill holders of a reset device */

@@ -71,6 +71,13 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      "before the device is declared failed.",
      ucs_offsetof(uct_gaudi_lib_config_t, dma_timeout), UCS_CONFIG_TYPE_TIME},
 
+    {"RESET_WAIT", "30s",
+     "How long opening the Gaudi this process is assigned keeps retrying while\n"
+     "the driver answers that the device resets (EAGAIN: the reset after its\n"
+     "previous owner's release, or after an error), with a growing pause\n"
+     "between attempts. Another device is never taken instead.",
+     ucs_offsetof(uct_gaudi_lib_config_t, reset_wait), UCS_CONFIG_TYPE_TIME},
+
     {"EMU_DEVICES", "0",
      "Number of emulated Gaudi devices. 0 (default) uses the real driver and\n"
      "never loads the emulator; N > 0 loads " UCT_GAUDI_EMU_LIB_NAME "\n"

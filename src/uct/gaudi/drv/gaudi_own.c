@@ -19,7 +19,9 @@
 
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
+#include <ucs/time/time.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /* Lowest address that cannot be a user-space host address (x86-64, 4-level
@@ -185,13 +188,65 @@ static ucs_status_t uct_gaudi_own_adopt(uct_gaudi_dev_t *dev,
     return UCS_ERR_NO_ELEM;
 }
 
+/* Pauses between opens of a device that resets: from 1 ms, doubling, at
+ * most 100 ms */
+#define UCT_GAUDI_OWN_RETRY_MIN_US  1000
+#define UCT_GAUDI_OWN_RETRY_MAX_US  100000
+
+
+/*
+ * Open the compute node at @a path. While the driver answers EAGAIN the
+ * device resets (hl_device_open: in reset, in the reset after its previous
+ * owner's release, DRAM scrub, the previous owner still being released):
+ * it will be free, so it is retried for UCX_GAUDI_RESET_WAIT, never left
+ * for another device (a restarted rank would take another rank's module).
+ * Returns the fd, or -1/errno (EAGAIN: still resetting at the deadline).
+ */
+static int uct_gaudi_own_open_retry(const uct_gaudi_dev_info_t *info)
+{
+    double wait         = uct_gaudi_lib_config()->reset_wait;
+    unsigned pause_us   = UCT_GAUDI_OWN_RETRY_MIN_US;
+    unsigned attempts   = 1;
+    ucs_time_t start    = ucs_get_time();
+    int fd;
+
+    while (((fd = uct_gaudi_seam_ops->open(info->compute_path,
+                                           O_RDWR | O_CLOEXEC)) < 0) &&
+           (errno == EAGAIN)) {
+        if (ucs_time_to_sec(ucs_get_time() - start) >= wait) {
+            ucs_debug("%s: still resetting after %.3f s, %u attempts",
+                      info->name, ucs_time_to_sec(ucs_get_time() - start),
+                      attempts);
+            errno = EAGAIN;
+            return -1;
+        } else if (attempts == 1) {
+            ucs_diag("%s (module %u) is resetting (EAGAIN from its open: "
+                     "its previous owner's release or an error): waiting up "
+                     "to %.1f s (UCX_GAUDI_RESET_WAIT)", info->name,
+                     info->module_id, wait);
+        }
+
+        usleep(pause_us);
+        pause_us = ucs_min(pause_us * 2, UCT_GAUDI_OWN_RETRY_MAX_US);
+        ++attempts;
+    }
+
+    if ((fd >= 0) && (attempts > 1)) {
+        ucs_debug("%s: opened after %u attempts, %.3f s of reset",
+                  info->name, attempts,
+                  ucs_time_to_sec(ucs_get_time() - start));
+    }
+
+    return fd;
+}
+
 /* Open the compute node of @a info; 0 or -1/errno */
 static int uct_gaudi_own_open_node(uct_gaudi_dev_t *dev,
                                    const uct_gaudi_dev_info_t *info)
 {
     int fd;
 
-    fd = uct_gaudi_seam_ops->open(info->compute_path, O_RDWR | O_CLOEXEC);
+    fd = uct_gaudi_own_open_retry(info);
     if (fd < 0) {
         return -1;
     }
@@ -226,6 +281,13 @@ static ucs_status_t uct_gaudi_own_open_forced(uct_gaudi_dev_t *dev,
                              "process); UCX continues without the Gaudi "
                              "transports", info->name, info->module_id,
                              info->bus_id, assign->why);
+    } else if (err == EAGAIN) {
+        uct_gaudi_own_report(UCS_LOG_LEVEL_ERROR, "%s (module %u, bus %s) "
+                             "chosen by %s is still resetting after %.1f s "
+                             "(UCX_GAUDI_RESET_WAIT); UCX continues without "
+                             "the Gaudi transports", info->name,
+                             info->module_id, info->bus_id, assign->why,
+                             uct_gaudi_lib_config()->reset_wait);
     } else {
         uct_gaudi_own_report(UCS_LOG_LEVEL_ERROR, "failed to open %s (%s, "
                              "module %u) chosen by %s: %s; UCX continues "
