@@ -359,3 +359,50 @@ TEST_F(emu_dmabuf, memory_outlives_exporter) {
     EXPECT_EQ(80ull << 30, usage.dram_free_mem);
     EXPECT_EQ(0, m_ops->close(fd1));
 }
+
+/* The offset of an export, per driver release: applied from the patch
+ * "add missing offset handling for dma-buf" on (out-of-tree 1.24), while an
+ * older driver validates it but exports from the mapping's first page: an
+ * importer then reads the wrong memory. The release is stated in sysfs. */
+TEST_F(emu_dmabuf, export_offset_per_driver_release) {
+    static const struct {
+        const char *version;
+        bool       applied;
+    } releases[] = {{"1.24.1", true}, {"1.23.0", false}, {NULL, true}};
+    const uint64_t size = 64 << 10, offset = 1 << 20;
+
+    for (const auto &r : releases) {
+        m_cfg.oot_import  = 1;
+        m_cfg.oot_version = r.version;
+        open_ok();
+
+        char buf[64];
+        ASSERT_GT(m_ops->read_attr(UCT_GAUDI_SYSFS_MODULE_VERSION, buf,
+                                   sizeof(buf)), 0);
+        EXPECT_EQ(std::string(r.version ? r.version : "1.24.1") +
+                  "-emulated\n", buf);
+
+        uint64_t h, va, iva, hva, seq;
+        int fd;
+        ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
+        ASSERT_EQ(0, map_device(m_fd, h, &va));
+        fill(va, size, 1);                  /* the mapping's first page */
+        fill(va + offset, size, 2);         /* what is exported */
+        ASSERT_EQ(0, export_fd(va, size, offset, &fd));
+        ASSERT_EQ(0, import_fd(m_fd, fd, size, &iva));
+        close(fd);
+
+        std::vector<uint8_t> host(size, 0);
+        ASSERT_EQ(0, map_host(m_fd, host.data(), size, &hva));
+        ASSERT_EQ(0, dma(iva, hva, size, &seq));
+        ASSERT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+        EXPECT_TRUE(check(host.data(), size, r.applied ? 2 : 1))
+                << (r.version ? r.version : "default");
+
+        EXPECT_EQ(0, unmap(m_fd, hva));
+        EXPECT_EQ(0, unmap(m_fd, iva));
+        m_ops->close(m_fd);
+        m_fd = -1;
+        gaudi_emu_fini();
+    }
+}

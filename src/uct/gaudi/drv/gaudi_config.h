@@ -37,6 +37,7 @@ typedef struct uct_gaudi_lib_config {
     size_t            emu_hbm_size;    /* emulated HBM per device */
     unsigned          emu_abi;         /* uct_gaudi_abi_t */
     int               emu_oot_import;  /* emulate import op 99 */
+    char              *emu_oot_version; /* the out-of-tree release */
     unsigned          emu_exec;        /* gaudi_emu_exec_t */
     double            emu_bw;          /* modelled bandwidth, B/s */
     double            emu_latency;     /* modelled CS latency, seconds */

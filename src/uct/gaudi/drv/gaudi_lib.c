@@ -110,6 +110,14 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      ucs_offsetof(uct_gaudi_lib_config_t, emu_oot_import),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"EMU_OOT_VERSION", "1.24.1",
+     "Emulator: the release of Habana's out-of-tree driver emulated (with\n"
+     "EMU_OOT_IMPORT), stated in sysfs as the module version. Releases before\n"
+     "1.24 export a DMA-BUF from the start of the mapping whatever the offset\n"
+     "asked (none older was checked; the harsher case is taken).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_oot_version),
+     UCS_CONFIG_TYPE_STRING},
+
     {"EMU_EXEC", "thread",
      "How the emulator executes command submissions: thread (asynchronously,\n"
      "like hardware: by the thread that waits for the CS, or by a worker thread\n"

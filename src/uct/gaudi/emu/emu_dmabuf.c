@@ -129,7 +129,10 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
         if ((map != NULL) && (map->type == EMU_MAP_DRAM) &&
             (map->user_va == addr) && (offset <= map->size) &&
             (size <= map->size - offset)) {
-            desc->offset = (map->host - ctx->hbm) + offset;
+            /* drivers before the offset handling validate the offset but
+             * export from the mapping's first page */
+            desc->offset = (map->host - ctx->hbm) +
+                           (emu_g.export_offset ? offset : 0);
             *va_p        = addr;
             ret          = 0;
         }

@@ -28,6 +28,10 @@ typedef struct emu_global {
     uint64_t           watchdog_ns;    /* release watchdog after a reset
                                           event                         */
     uint64_t           release_reset_ns; /* reset after release; 0 none */
+    char               oot_version[32]; /* out-of-tree release emulated */
+    int                export_offset;  /* the driver applies the offset of
+                                          a DMA-BUF export (else it exports
+                                          from the mapping's start)      */
 } emu_global_t;
 
 extern emu_global_t emu_g;

@@ -47,6 +47,7 @@ typedef enum {
 #define GAUDI_EMU_WATCHDOG_DEFAULT       5.0  /* seconds */
 #define GAUDI_EMU_KILL_DELAY             1.0  /* seconds */
 #define GAUDI_EMU_RELEASE_RESET_DEFAULT  0.5  /* seconds */
+#define GAUDI_EMU_OOT_VERSION_DEFAULT    "1.24.1"
 
 typedef struct gaudi_emu_config {
     unsigned          num_devices;  /* > 0 */
@@ -78,6 +79,10 @@ typedef struct gaudi_emu_config {
     double            release_reset; /* seconds a Gaudi2/3 resets after its
                                         release (open: EAGAIN); 0 = the
                                         default, < 0 none */
+    const char        *oot_version; /* with oot_import: the out-of-tree
+                                       release emulated, "major.minor[.patch]"
+                                       (DMA-BUF export offsets are applied
+                                       from 1.24 on); NULL/"" = the default */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
