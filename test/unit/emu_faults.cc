@@ -518,7 +518,7 @@ TEST_F(emu_faults, reset_without_owner) {
 
     /* nobody owns the device: the first open finishes the reset and asks
      * the caller to retry */
-    EXPECT_EQ(-1, open_node(0, false));
+    EXPECT_EQ(-1, m_ops->open(node(0, false).c_str(), O_RDWR | O_CLOEXEC));
     EXPECT_EQ(EAGAIN, errno);
     EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(cfd));
     int fd = open_node(0, false);

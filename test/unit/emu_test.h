@@ -105,13 +105,16 @@ protected:
     {
         int fd;
 
+        bool last = false;
+
         for (int i = 0; i < 1000; ++i) {
             fd = m_ops->open(node(dev, control).c_str(), flags);
-            if ((fd >= 0) || (errno != EAGAIN) || control ||
-                !in_release_reset(dev)) {
+            if ((fd >= 0) || (errno != EAGAIN) || control || last) {
                 break;
             }
-            usleep(10000);
+            /* once more right after the reset ended */
+            last = !in_release_reset(dev);
+            usleep(last ? 0 : 10000);
         }
 
         return fd;

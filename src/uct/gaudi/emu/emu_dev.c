@@ -103,6 +103,13 @@ int emu_dev_acquire(int dev, emu_shm_dev_t *sdev, uint64_t ctx_id)
     int ret      = 0;
     int release;
 
+    /* the last owner's file is still open while a DMA-BUF it exported is
+     * held (hl_release_dmabuf's fput): its context is active
+     * (hl_device_open: EBUSY) */
+    if (emu_dmabuf_holder(dev) != 0) {
+        return -EBUSY;
+    }
+
     emu_state_lock(sdev);
 
     if ((sdev->status != HL_DEVICE_STATUS_OPERATIONAL) ||

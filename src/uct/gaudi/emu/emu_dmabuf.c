@@ -34,6 +34,7 @@ typedef struct {
     int      dev;
     uint64_t offset;
     uint64_t length;
+    pid_t    pid;       /* the exporter */
 } emu_dmabuf_desc_t;
 
 
@@ -54,6 +55,7 @@ static int emu_dmabuf_parse(const char *name, emu_dmabuf_desc_t *desc)
     desc->dev    = dev;
     desc->offset = offset;
     desc->length = length;
+    desc->pid    = (pid_t)pid;
     return 0;
 }
 
@@ -399,4 +401,27 @@ void emu_dmabuf_protect(int dev, emu_shm_dev_t *sdev)
     }
 
     closedir(dir);
+}
+
+pid_t emu_dmabuf_holder(int dev)
+{
+    emu_dmabuf_desc_t desc;
+    struct dirent *ent;
+    pid_t pid = 0;
+    DIR *dir;
+
+    dir = opendir(emu_state_dir());
+    if (dir == NULL) {
+        return 0;
+    }
+
+    while ((pid == 0) && ((ent = readdir(dir)) != NULL)) {
+        if ((emu_dmabuf_parse(ent->d_name, &desc) == 0) &&
+            (desc.dev == dev) && emu_dmabuf_alive(ent->d_name)) {
+            pid = (desc.pid > 0) ? desc.pid : -1;
+        }
+    }
+
+    closedir(dir);
+    return pid;
 }

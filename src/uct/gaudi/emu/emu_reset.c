@@ -83,14 +83,24 @@ static int emu_reset_pid_alive(pid_t pid)
 }
 
 /* The process that keeps the device from being reset, 0 if none: its
- * owner (the compute file open) */
-static pid_t emu_reset_holder(emu_shm_dev_t *sdev)
+ * owner (the compute file open), or the exporter of a DMA-BUF somebody
+ * still holds (its file stays open); -1: held, but that process is gone
+ * (an importer holds its DMA-BUF), so there is nobody to kill and the
+ * reset waits (the driver retries it, device_hard_reset_pending) */
+static pid_t emu_reset_holder(int dev, emu_shm_dev_t *sdev)
 {
+    pid_t pid;
+
     if ((sdev->owner_ctx != 0) && emu_reset_pid_alive(sdev->owner_pid)) {
         return sdev->owner_pid;
     }
 
-    return 0;
+    pid = emu_dmabuf_holder(dev);
+    if (pid == 0) {
+        return 0;
+    }
+
+    return emu_reset_pid_alive(pid) ? pid : -1;
 }
 
 static void emu_reset_say_kill(int dev, pid_t pid)
@@ -127,13 +137,14 @@ static int emu_reset_step(int dev, emu_shm_dev_t *sdev)
         done = 1;   /* released, and reset */
     } else if (!sdev->watchdog_active && (sdev->kill_ns != 0) &&
                (now >= sdev->kill_ns)) {
-        holder = emu_reset_holder(sdev);
+        holder = emu_reset_holder(dev, sdev);
         if (holder == 0) {
             /* nobody holds it: the hard reset completes; what a dead owner
              * left is freed by the next open (emu_dev_acquire) */
             emu_dev_reset_complete_locked(sdev, now, 1);
             done = 1;
-        } else if (!emu_g.cfg.no_kill && (sdev->killed_pid != holder)) {
+        } else if ((holder > 0) && !emu_g.cfg.no_kill &&
+                   (sdev->killed_pid != holder)) {
             sdev->killed_pid = holder;
             victim           = holder;
         }
