@@ -72,10 +72,10 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      ucs_offsetof(uct_gaudi_lib_config_t, dma_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"RESET_WAIT", "30s",
-     "How long opening the Gaudi this process is assigned keeps retrying while\n"
-     "the driver answers that the device resets (EAGAIN: the reset after its\n"
-     "previous owner's release, or after an error), with a growing pause\n"
-     "between attempts. Another device is never taken instead.",
+     "How long opening the Gaudi this process is assigned keeps retrying\n"
+     "while the driver answers that the device resets (EAGAIN: the reset\n"
+     "after its previous owner's release, or after an error), with a growing\n"
+     "pause between attempts. Another device is never taken instead.",
      ucs_offsetof(uct_gaudi_lib_config_t, reset_wait), UCS_CONFIG_TYPE_TIME},
 
     {"EMU_DEVICES", "0",
@@ -165,10 +165,10 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
 
     {"EMU_RESET_ON_LOCKUP", "y",
      "Emulator: what a command submission that passes the driver's timeout\n"
-     "does (the driver's reset_on_lockup): y (the driver's default) resets the\n"
-     "device, after the release watchdog if the owner registered for events,\n"
-     "and kills a process that still holds it; n only marks the device as\n"
-     "needing a reset, done when its owner closes it.",
+     "does (the driver's reset_on_lockup): y (the driver's default) resets\n"
+     "the device, after the release watchdog if the owner registered for\n"
+     "events, and kills a process that still holds it; n only marks the\n"
+     "device as needing a reset, done when its owner closes it.",
      ucs_offsetof(uct_gaudi_lib_config_t, emu_reset_on_lockup),
      UCS_CONFIG_TYPE_BOOL},
 

@@ -50,8 +50,9 @@ void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
  * [addr, addr + length), in the form the driver generation and ASIC need:
  * Gaudi2+ its chunk's MAP VA plus the allocation's offset in it where the
  * driver applies offsets, else the whole chunk at offset 0 (the 6.1 ABI:
- * by its ALLOC handle); Gaudi1 the physical address. Marks what is exported (uct_gaudi_mem_free() then tolerates
- * importers that still hold it).
+ * by its ALLOC handle); Gaudi1 the physical address. Marks what is
+ * exported (uct_gaudi_mem_free() then tolerates importers that still hold
+ * it).
  *
  * @return UCS_ERR_INVALID_ADDR if the range is not inside one allocation
  *         made by this process (uct_gaudi_mem_alloc()).

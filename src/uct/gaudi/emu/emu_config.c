@@ -172,6 +172,7 @@ static uint64_t emu_config_hbm_size(const gaudi_emu_config_t *config,
 int emu_config_load(const gaudi_emu_config_t *config)
 {
     const emu_asic_t *asic = emu_asic_get(config->asic);
+    double release_reset;
     uint64_t hbm_size;
     int ret;
 
@@ -204,11 +205,12 @@ int emu_config_load(const gaudi_emu_config_t *config)
                                                  GAUDI_EMU_WATCHDOG_DEFAULT));
     /* Goya and Gaudi keep reset_upon_device_release off
      * (fixup_device_params_per_asic) */
+    release_reset          = (config->release_reset > 0) ?
+                             config->release_reset :
+                             GAUDI_EMU_RELEASE_RESET_DEFAULT;
     emu_g.release_reset_ns = ((asic->asic == UCT_GAUDI_ASIC_GAUDI1) ||
                               (config->release_reset < 0)) ? 0 :
-                             (uint64_t)(1e9 * ((config->release_reset > 0) ?
-                                               config->release_reset :
-                                               GAUDI_EMU_RELEASE_RESET_DEFAULT));
+                             (uint64_t)(1e9 * release_reset);
     snprintf(emu_g.oot_version, sizeof(emu_g.oot_version), "%s",
              ((config->oot_version != NULL) &&
               (config->oot_version[0] != '\0')) ?
