@@ -28,6 +28,10 @@
  *     close their endpoints (force) and connect new ones; then the same
  *     operation again without fault (it may fail cleanly if a device is
  *     gone), and a host-memory tag message each way that must succeed;
+ *     then, still holding UCP, both wait until no device of the node is
+ *     being reset: the driver kills a process that keeps a device it
+ *     resets (docs/emulator.md §8a), so one that kept its failed device
+ *     dies here;
  *  C. cleanup; the emulator's accounting and the fd count must return to
  *     what they were before the first transfer of phase A.
  *
@@ -118,6 +122,7 @@ static void           *peer_addr;
 static int            ep_failed;
 static gaudi_emu_get_stats_func_t emu_get_stats;
 static gaudi_emu_set_faults_func_t emu_set_faults;
+static gaudi_emu_resets_pending_func_t emu_resets_pending;
 static int            pack_failed; /* see log_handler */
 static struct {
     int    arrived;
@@ -767,7 +772,10 @@ static void setup(void)
             "libgaudi_emu.so", GAUDI_EMU_STATS_SYMBOL);
     emu_set_faults = (gaudi_emu_set_faults_func_t)lib_symbol(
             "libgaudi_emu.so", GAUDI_EMU_SET_FAULTS_SYMBOL);
-    CHECK((emu_get_stats != NULL) && (emu_set_faults != NULL),
+    emu_resets_pending = (gaudi_emu_resets_pending_func_t)lib_symbol(
+            "libgaudi_emu.so", GAUDI_EMU_RESETS_PENDING_SYMBOL);
+    CHECK((emu_get_stats != NULL) && (emu_set_faults != NULL) &&
+          (emu_resets_pending != NULL),
           "the Gaudi emulator is not loaded (UCX_GAUDI_EMU_DEVICES?)");
 
     status = ucp_worker_get_address(worker, &address, &address_len);
@@ -819,6 +827,38 @@ static ucs_status_t teardown(void)
     ucp_cleanup(context);
     ctl_sync(41);
     return (unmap != UCS_OK) ? unmap : hunmap;
+}
+
+/*
+ * Keep UCP (and whatever it holds of the device) until every reset of the
+ * node is over. The driver kills a process that still holds a device being
+ * reset, one second after the reset (without an eventfd) or after its
+ * release watchdog (docs/emulator.md §8a): a process that kept its failed
+ * device would die here, and the cell fails. With UCX_GAUDI_EMU_RESET_ON_
+ * LOCKUP=n a device that timed out only needs a reset, done at the close.
+ * 0, or 1 with @a why set if the resets did not end while this process
+ * waited (the cell's bound).
+ */
+static int resets_over(char *why, size_t max)
+{
+    const char *lockup = getenv("UCX_GAUDI_EMU_RESET_ON_LOCKUP");
+    double deadline    = now_sec() + 30;
+
+    if ((lockup != NULL) && (lockup[0] == 'n')) {
+        return 0;
+    }
+
+    while (emu_resets_pending() > 0) {
+        if (now_sec() > deadline) {
+            snprintf(why, max, "a device of the node was still being reset "
+                     "30 s after the fault while this process kept UCP");
+            return 1;
+        }
+        progress();
+        usleep(1000);
+    }
+
+    return 0;
 }
 
 /* After ucp_cleanup nothing of the device may remain (a device the fault
@@ -925,6 +965,13 @@ static int run(void)
                  ucs_status_string(host));
         failed = 1;
     }
+
+    /* nobody is killed for the device it keeps */
+    if (resets_over(why, sizeof(why))) {
+        failed = 1;
+        goto out;
+    }
+    ctl_sync(33);
 
     /* C: cleanup and accounting */
     unmap     = teardown();
@@ -1082,6 +1129,11 @@ static int soak(void)
          * whose context closes completes its reset) and must have leaked
          * nothing */
         ++n_recover;
+        if (resets_over(why, sizeof(why))) {
+            failed = 1;
+            break;
+        }
+        ctl_sync(40);
         unmap = teardown();
         if (leak_check(fds_before, unmap, why, sizeof(why))) {
             failed = 1;

@@ -89,6 +89,36 @@ TEST_F(gaudi_ipc_mp, many_buffers)
     run(run_spec("many"));
 }
 
+/* Two generations of the out-of-tree driver: 1.24 applies the offset of a
+ * DMA-BUF export, older releases export from the mapping's first page (the
+ * emulator's UCX_GAUDI_EMU_OOT_VERSION, driver-abi.md 4.4). 32 allocations
+ * carved from one chunk, all but the first at an offset in it: every byte
+ * must be right on both */
+TEST_F(gaudi_ipc_mp, many_buffers_driver_1_23)
+{
+    run_spec spec("many");
+
+    spec.env = {"UCX_GAUDI_EMU_OOT_VERSION=1.23.0"};
+    run(spec);
+}
+
+TEST_F(gaudi_ipc_mp, many_buffers_driver_1_24)
+{
+    run_spec spec("many");
+
+    spec.env = {"UCX_GAUDI_EMU_OOT_VERSION=1.24.1"};
+    run(spec);
+}
+
+TEST_F(gaudi_ipc_mp, put_get_sizes_driver_1_23)
+{
+    run_spec spec("put_get");
+
+    spec.params = {"initiator=0"};
+    spec.env    = {"UCX_GAUDI_EMU_OOT_VERSION=1.23.0"};
+    run(spec);
+}
+
 /* ... with a small in-flight limit: NO_RESOURCE and the pending queue */
 TEST_F(gaudi_ipc_mp, many_buffers_pending)
 {

@@ -6,6 +6,8 @@
 
 #include "base_common.h"
 
+#include <dlfcn.h>
+
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -156,6 +158,29 @@ uct_gaudi_dev_t *acquire_device()
     status = uct_gaudi_dev_acquire(&dev);
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     return (status == UCS_OK) ? dev : NULL;
+}
+
+bool emu_stats(gaudi_emu_stats_t *stats)
+{
+    gaudi_emu_get_stats_func_t get_stats;
+    void *lib;
+    int ret;
+
+    /* by its SONAME, matched among the loaded objects without a search:
+     * under ASan dlopen()'s caller is libasan, whose search path lacks our
+     * rpath */
+    lib = dlopen("libgaudi_emu.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (lib == NULL) {
+        ADD_FAILURE() << "the emulator is not loaded";
+        return false;
+    }
+
+    get_stats = (gaudi_emu_get_stats_func_t)dlsym(lib,
+                                                  GAUDI_EMU_STATS_SYMBOL);
+    ret       = (get_stats != NULL) ? get_stats(stats) : -1;
+    dlclose(lib);
+    EXPECT_EQ(0, ret);
+    return ret == 0;
 }
 
 barrier::barrier()

@@ -32,6 +32,7 @@ extern "C" {
 #include <uct/gaudi/drv/gaudi_own.h>
 #include <uct/gaudi/drv/gaudi_pool.h>
 #include <uct/gaudi/drv/gaudi_seam.h>
+#include <uct/gaudi/emu/gaudi_emu.h>
 #include <ucs/debug/log_def.h>
 }
 
@@ -93,6 +94,11 @@ public:
 
 /* Init the driver library and acquire the device; ASSERT-style checks */
 uct_gaudi_dev_t *acquire_device();
+
+
+/* The emulator's accounting of this process (gaudi_emu_get_stats); false
+ * (with a test failure) if the emulator is not loaded */
+bool emu_stats(gaudi_emu_stats_t *stats);
 
 
 /* Blocking pipe-based handshake between forked processes */

@@ -6,6 +6,10 @@
 
 #include "base_common.h"
 
+extern "C" {
+#include <uct/gaudi/drv/gaudi_share.h>
+}
+
 #include <ucs/time/time.h>
 
 #include <errno.h>
@@ -21,7 +25,8 @@ using namespace gaudi_base_test;
  *   memory: acquire maps the command buffer (#1), an allocation is ALLOC
  *           (#2) + MAP (#3);
  *   any:    INFO probe 1, discovery 2 x (HW_IP_INFO, DEVICE_STATUS),
- *           acquire's INFO check (#6) and command buffer map (#7).
+ *           acquire's INFO check (#6), command buffer map (#7) and event
+ *           fd registration (#8).
  */
 
 
@@ -55,17 +60,28 @@ static const errno_case errno_cases[] = {
 };
 
 
-/* After a fatal error every call reports the failed device; the failure
- * was logged once, when it happened, and the refused calls log nothing
- * more (issue 20: one abort logged 74 times, a perftest 16,513 times) */
+/* The first reason of a device failure when the driver also resets the
+ * device (as after a CS that timed out or an error from a halted device):
+ * the error of the call, or the reset event, whichever came first */
+static const char *reset_reason = "the driver reports a reset";
+
+
+/* After a fatal error every call reports the failed device (@a reason, or
+ * @a alt: another reason that may have come first, the driver's reset
+ * event); the failure was logged once, when it happened, and the refused
+ * calls log nothing more (issue 20: one abort logged 74 times, a perftest
+ * 16,513 times) */
 static void expect_failed(uct_gaudi_dev_t *dev, const char *reason,
-                          log_capture &log)
+                          log_capture &log, const char *alt = NULL)
 {
-    unsigned before = log.count("device gaudi0 failed: " +
-                                std::string(reason));
     uct_gaudi_mem_t mem;
+    unsigned before;
 
     EXPECT_TRUE(dev->failed);
+    if ((alt != NULL) && (strstr(dev->fail_reason, alt) != NULL)) {
+        reason = alt;
+    }
+    before = log.count("device gaudi0 failed: " + std::string(reason));
     EXPECT_NE(std::string::npos, std::string(dev->fail_reason).find(reason))
             << dev->fail_reason;
     EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dev_check(dev));
@@ -135,13 +151,15 @@ TEST(base_fault, eintr_is_retried) {
     });
 }
 
-TEST(base_fault, open_busy_resetting_broken_skipped) {
+/* A busy or broken device is skipped; a resetting one (EAGAIN) is waited
+ * for, never left for the next one */
+TEST(base_fault, open_busy_broken_skipped_resetting_waited) {
     static const struct {
         const char *faults;
         unsigned    index;
     } cases[] = {
         {"fail:open:4:EBUSY",  1},
-        {"fail:open:4:EAGAIN", 1},
+        {"fail:open:4:EAGAIN", 0},
         {"fail:open:4:EPERM",  1}
     };
 
@@ -182,12 +200,38 @@ TEST(base_fault, open_all_unavailable) {
         log_capture log;
 
         set_emu_env(2, dir2);
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4:EAGAIN,fail:open:5:EPERM",
-               1);
+        /* both devices reset longer than the wait (UCX_GAUDI_RESET_WAIT) */
+        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN", 1);
+        setenv("UCX_GAUDI_RESET_WAIT", "0.1s", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("no Gaudi device could be opened: 0 busy, 2 "
-                                "unavailable"));
+                                "unavailable (last error: Resource "
+                                "temporarily unavailable)"));
+    });
+}
+
+/* The device a rule forces keeps resetting: waited for the configured time,
+ * then an error saying so; no other device is taken */
+TEST(base_fault, open_forced_device_resetting) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        log_capture log;
+
+        set_emu_env(2, dir);
+        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN", 1);
+        setenv("UCX_GAUDI_RESET_WAIT", "0.2s", 1);
+        setenv("UCX_GAUDI_DEVICE", "1", 1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(1u, log.count("is still resetting after 0.2 s "
+                                "(UCX_GAUDI_RESET_WAIT)"));
+        gaudi_emu_stats_t stats;
+        ASSERT_TRUE(emu_stats(&stats));
+        EXPECT_EQ(0u, stats.contexts);
+        unsetenv("UCX_GAUDI_DEVICE");
     });
 }
 
@@ -305,7 +349,9 @@ TEST(base_fault, cs_errors) {
                     << c.faults;
             EXPECT_GE(log.messages().size(), 1u) << c.faults;
             if (c.reason != NULL) {
-                expect_failed(dev, c.reason, log);
+                /* every fatal error of CS or WAIT_CS means the driver
+                 * resets the device, which tells us too */
+                expect_failed(dev, c.reason, log, reset_reason);
             } else {
                 EXPECT_FALSE(dev->failed) << c.faults;
                 EXPECT_EQ(UCS_OK, uct_gaudi_dma_copy_host(
@@ -349,25 +395,137 @@ TEST(base_fault, wait_errors_until_the_deadline) {
     });
 }
 
-/* The device resets under us: EBUSY from a non-operational device */
-TEST(base_fault, device_reset) {
+/* The device resets while we open it, before we could register for its
+ * events: the open fails and closes it at once (the driver kills whoever
+ * keeps a device it resets), and a later acquire gets it back */
+TEST(base_fault, device_reset_during_open) {
     state_dir dir;
 
     run_in_child([&]() {
+        gaudi_emu_stats_t stats;
         uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
-
-        set_emu_env(2, dir);
-        setenv("UCX_GAUDI_EMU_FAULTS", "reset:7", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        EXPECT_FALSE(uct_gaudi_dev_is_operational(dev));
         log_capture log;
 
-        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_mem_alloc(dev, MB, &mem));
-        expect_failed(dev, "MEMORY/ALLOC: device is not operational", log);
+        set_emu_env(2, dir);
+        /* #7: the command buffer map; #8 would register the event fd */
+        setenv("UCX_GAUDI_EMU_FAULTS", "reset:7", 1);
+        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(1u, log.count("device gaudi0 failed: "));
+        ASSERT_TRUE(emu_stats(&stats));
+        EXPECT_EQ(0u, stats.contexts);
+
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        EXPECT_TRUE(uct_gaudi_dev_is_operational(dev));
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        EXPECT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, mem.dva, 0, 4096));
+        uct_gaudi_mem_free(dev, &mem);
         uct_gaudi_dev_release(dev);
     });
+}
+
+/* What the free callback saw: the driver library withdraws the exports of
+ * a device it releases after a reset through it */
+static struct {
+    int      fd;
+    uint64_t dva;
+    size_t   length;
+    unsigned calls;
+} reset_export;
+
+static void reset_export_free_cb(void *arg, uint64_t dva, size_t length)
+{
+    reset_export.dva    = dva;
+    reset_export.length = length;
+    ++reset_export.calls;
+    close(reset_export.fd);     /* the exported DMA-BUF holds the device */
+    reset_export.fd = -1;
+}
+
+/* Wait (bounded) until this process holds nothing of the device */
+static bool wait_released()
+{
+    gaudi_emu_stats_t stats;
+
+    for (int i = 0; i < 2000; ++i) {
+        if (!emu_stats(&stats)) {
+            return false;
+        }
+        if ((stats.contexts == 0) && (stats.exports == 0)) {
+            return true;
+        }
+        usleep(5000);
+    }
+
+    ADD_FAILURE() << stats.contexts << " contexts, " << stats.exports
+                  << " exports still open";
+    return false;
+}
+
+/* The driver's default after a CS timeout: a reset. We registered for its
+ * events, so it waits for us to release the device (the release watchdog)
+ * and kills the process otherwise. The event fails the device, and
+ * everything that keeps it open goes at once, from the async thread, while
+ * the users keep their references: the compute fd, the exported DMA-BUFs.
+ * The next acquire gets the device back. */
+TEST(base_fault, reset_event_releases_the_device) {
+    static const char *faults[] = {"cs_timeout:1", "reset:10"};
+
+    for (const char *fault : faults) {
+        state_dir dir;
+
+        run_in_child([&]() {
+            std::vector<uint8_t> host(4096, 7);
+            uct_gaudi_export_t exp;
+            uct_gaudi_dev_t *dev;
+            uct_gaudi_mem_t mem;
+            ucs_status_t status;
+            log_capture log;
+
+            set_emu_env(1, dir);
+            setenv("UCX_GAUDI_EMU_RELEASE_WATCHDOG", "0.2s", 1);
+            setenv("UCX_GAUDI_EMU_FAULTS", fault, 1);
+            dev = acquire_device();
+            ASSERT_TRUE(dev != NULL);
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+            ASSERT_EQ(UCS_OK, uct_gaudi_share_export(dev, mem.dva, MB, &exp));
+            reset_export.fd = exp.fd;
+            uct_gaudi_mem_set_free_cb(dev, reset_export_free_cb, NULL);
+
+            /* the CS times out (or the 10th ioctl, the copy's first, resets
+             * the device) */
+            status = uct_gaudi_dma_copy_host(dev, (void*)mem.dva,
+                                             host.data(), host.size(),
+                                             UCT_GAUDI_DMA_H2D);
+            EXPECT_NE(UCS_OK, status) << fault;
+            ASSERT_TRUE(wait_released()) << fault;
+            EXPECT_TRUE(dev->failed) << fault;
+            EXPECT_EQ(1u, reset_export.calls) << fault;
+            EXPECT_EQ(mem.dva, reset_export.dva) << fault;
+            EXPECT_EQ(-1, reset_export.fd) << fault;
+            uct_gaudi_mem_t mem2;
+            EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_mem_alloc(dev, MB, &mem2));
+            EXPECT_EQ(UCS_ERR_IO_ERROR,
+                      uct_gaudi_dma_memset(dev, mem.dva, 0, 64));
+
+            uct_gaudi_mem_set_free_cb(dev, NULL, NULL);
+            uct_gaudi_mem_free(dev, &mem);
+            uct_gaudi_dev_release(dev);
+
+            /* back after the reset */
+            dev = acquire_device();
+            ASSERT_TRUE(dev != NULL);
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+            EXPECT_EQ(UCS_OK, uct_gaudi_dma_copy_host(dev, (void*)mem.dva,
+                                                      host.data(),
+                                                      host.size(),
+                                                      UCT_GAUDI_DMA_H2D));
+            uct_gaudi_mem_free(dev, &mem);
+            uct_gaudi_dev_release(dev);
+        });
+    }
 }
 
 /* A submission that never completes is bounded by UCX_GAUDI_DMA_TIMEOUT */

@@ -259,7 +259,8 @@ TEST_F(emu_cs_exec, abort_in_the_queue) {
  * and aborts it without moving data */
 TEST_F(emu_cs_exec, reset_aborts_queued) {
     /* ioctls: #1 the CB MAP of open_ok(), #2..#4 the buffers, #5 the CS */
-    m_cfg.faults = "reset:5";
+    m_cfg.faults  = "reset:5";
+    m_cfg.no_kill = 1;  /* this test process holds the device in reset */
     open_buffers();
     uint64_t seq;
     int err;

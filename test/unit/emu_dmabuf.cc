@@ -6,7 +6,9 @@
 
 #include "emu_cs_test.h"
 
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 /* DMA-BUF export (op 5) and the out-of-tree import (op 99) */
 
@@ -322,7 +324,12 @@ TEST_F(emu_dmabuf, import_between_processes) {
     close(sv[1]);
 }
 
-TEST_F(emu_dmabuf, memory_outlives_exporter) {
+/* An exported DMA-BUF holds its exporter's device file (export_dmabuf:
+ * get_file, hl_ctx_get; hl_release_dmabuf puts them): when the exporter
+ * closes the device, its context stays while an importer holds the
+ * DMA-BUF: the device is not free (open: EBUSY) and its memory stays, until
+ * the import goes */
+TEST_F(emu_dmabuf, exported_dmabuf_keeps_the_device) {
     m_cfg.oot_import = 1;
     open_ok();
 
@@ -338,24 +345,110 @@ TEST_F(emu_dmabuf, memory_outlives_exporter) {
     ASSERT_EQ(0, import_fd(fd1, fd, 2 << 20, &iva));
     close(fd);
 
-    /* the exporter leaves; the importer still holds the memory */
+    /* the exporter leaves; the importer still holds the memory, and with
+     * it the exporter's device */
     EXPECT_EQ(0, m_ops->close(m_fd));
     m_fd = open_node(0, false);
-    ASSERT_GE(m_fd, 0);
+    EXPECT_EQ(-1, m_fd);
+    EXPECT_EQ(EBUSY, errno);
+    int cfd = open_node(0, true);
+    ASSERT_GE(cfd, 0);
     struct hl_info_dram_usage usage;
-    EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
+    EXPECT_EQ(0, info(cfd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
     /* one 640 MiB page of the 80 GiB is still held */
     EXPECT_EQ((80ull << 30) - (640ull << 20), usage.dram_free_mem);
-    uint64_t h2;
-    ASSERT_EQ(0, alloc(m_fd, usage.dram_free_mem, &h2)); /* the rest is free */
-    EXPECT_EQ(0, free_handle(m_fd, h2));
 
     /* released with the import */
     EXPECT_EQ(0, unmap(fd1, iva));
-    EXPECT_EQ(0, m_ops->close(m_fd));
     m_fd = open_node(0, false);
-    ASSERT_GE(m_fd, 0);
+    ASSERT_GE(m_fd, 0) << strerror(errno);
     EXPECT_EQ(0, info(m_fd, HL_INFO_DRAM_USAGE, &usage, sizeof(usage)));
     EXPECT_EQ(80ull << 30, usage.dram_free_mem);
     EXPECT_EQ(0, m_ops->close(fd1));
+    EXPECT_EQ(0, m_ops->close(cfd));
+}
+
+/* ... so a process that closed its device but keeps a DMA-BUF it exported
+ * is still listed as the device's user, and killed when the device resets
+ * (device_kill_open_processes) */
+TEST_F(emu_dmabuf, exporter_killed_for_its_dmabuf) {
+    m_cfg.oot_import = 1;
+    init_ok();
+
+    pid_t pid = fork();
+    if (pid == 0) {
+        uint64_t h, va;
+        int fd, cfd;
+
+        m_fd = open_node(0, false);
+        if ((m_fd < 0) || (alloc(m_fd, 2 << 20, &h) != 0) ||
+            (map_device(m_fd, h, &va) != 0) ||
+            (export_fd(va, 2 << 20, 0, &fd) != 0)) {
+            _exit(10);
+        }
+        m_ops->close(m_fd);     /* keeps the DMA-BUF fd */
+        cfd = open_node(0, true);
+        /* the device resets after this INFO (no owner: hard, at once) */
+        if ((cfd < 0) || (gaudi_emu_set_faults("reset:1") != 0)) {
+            _exit(11);
+        }
+        dev_status(cfd);
+        sleep(30);      /* killed meanwhile */
+        _exit(0);
+    }
+
+    int status;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    EXPECT_TRUE(WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL))
+            << std::hex << status;
+    /* the DMA-BUF went with the process: the device is free */
+    m_fd = open_node(0, false);
+    EXPECT_GE(m_fd, 0) << strerror(errno);
+}
+
+/* The offset of an export, per driver release: applied from the patch
+ * "add missing offset handling for dma-buf" on (out-of-tree 1.24), while an
+ * older driver validates it but exports from the mapping's first page: an
+ * importer then reads the wrong memory. The release is stated in sysfs. */
+TEST_F(emu_dmabuf, export_offset_per_driver_release) {
+    static const struct {
+        const char *version;
+        bool       applied;
+    } releases[] = {{"1.24.1", true}, {"1.23.0", false}, {NULL, true}};
+    const uint64_t size = 64 << 10, offset = 1 << 20;
+
+    for (const auto &r : releases) {
+        m_cfg.oot_import  = 1;
+        m_cfg.oot_version = r.version;
+        open_ok();
+
+        char buf[64];
+        ASSERT_GT(m_ops->read_attr(UCT_GAUDI_SYSFS_MODULE_VERSION, buf,
+                                   sizeof(buf)), 0);
+        EXPECT_EQ(std::string(r.version ? r.version : "1.24.1") +
+                  "-emulated\n", buf);
+
+        uint64_t h, va, iva, hva, seq;
+        int fd;
+        ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
+        ASSERT_EQ(0, map_device(m_fd, h, &va));
+        fill(va, size, 1);                  /* the mapping's first page */
+        fill(va + offset, size, 2);         /* what is exported */
+        ASSERT_EQ(0, export_fd(va, size, offset, &fd));
+        ASSERT_EQ(0, import_fd(m_fd, fd, size, &iva));
+        close(fd);
+
+        std::vector<uint8_t> host(size, 0);
+        ASSERT_EQ(0, map_host(m_fd, host.data(), size, &hva));
+        ASSERT_EQ(0, dma(iva, hva, size, &seq));
+        ASSERT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+        EXPECT_TRUE(check(host.data(), size, r.applied ? 2 : 1))
+                << (r.version ? r.version : "default");
+
+        EXPECT_EQ(0, unmap(m_fd, hva));
+        EXPECT_EQ(0, unmap(m_fd, iva));
+        m_ops->close(m_fd);
+        m_fd = -1;
+        gaudi_emu_fini();
+    }
 }

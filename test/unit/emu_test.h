@@ -98,9 +98,40 @@ protected:
         return buf;
     }
 
+    /* A Gaudi2 resets after every release (docs/emulator.md §8a): an open
+     * meanwhile answers EAGAIN, and is retried as any user does; a failure
+     * the test injected is not */
     int open_node(int dev, bool control, int flags = O_RDWR | O_CLOEXEC)
     {
-        return m_ops->open(node(dev, control).c_str(), flags);
+        int fd;
+
+        bool last = false;
+
+        for (int i = 0; i < 1000; ++i) {
+            fd = m_ops->open(node(dev, control).c_str(), flags);
+            if ((fd >= 0) || (errno != EAGAIN) || control || last) {
+                break;
+            }
+            /* once more right after the reset ended */
+            last = !in_release_reset(dev);
+            usleep(last ? 0 : 10000);
+        }
+
+        return fd;
+    }
+
+    bool in_release_reset(int dev)
+    {
+        uint32_t status[2] = {0, 0};
+        int cfd = m_ops->open(node(dev, true).c_str(), O_RDWR | O_CLOEXEC);
+
+        if (cfd < 0) {
+            return false;
+        }
+        info(cfd, HL_INFO_DEVICE_STATUS, status, sizeof(status));
+        m_ops->close(cfd);
+        errno = EAGAIN;
+        return status[0] == HL_DEVICE_STATUS_IN_RESET_AFTER_DEVICE_RELEASE;
     }
 
     /* returns 0 or errno */

@@ -37,6 +37,7 @@ typedef struct uct_gaudi_lib_config {
     size_t            emu_hbm_size;    /* emulated HBM per device */
     unsigned          emu_abi;         /* uct_gaudi_abi_t */
     int               emu_oot_import;  /* emulate import op 99 */
+    char              *emu_oot_version; /* the out-of-tree release */
     unsigned          emu_exec;        /* gaudi_emu_exec_t */
     double            emu_bw;          /* modelled bandwidth, B/s */
     double            emu_latency;     /* modelled CS latency, seconds */
@@ -46,6 +47,12 @@ typedef struct uct_gaudi_lib_config {
     unsigned          emu_edma_disabled; /* EDMA engines binned out */
     unsigned long     emu_proc_numa;   /* test: NUMA node of the process's
                                           CPUs, or UCS_ULUNITS_AUTO */
+    double            reset_wait;      /* retry an open that says the device
+                                          resets (EAGAIN) this long */
+    int               emu_reset_on_lockup; /* a CS timeout resets */
+    double            emu_watchdog;    /* release watchdog, seconds */
+    int               emu_kill;        /* kill holders of a reset device */
+    double            emu_release_reset; /* reset after release, seconds */
 } uct_gaudi_lib_config_t;
 
 END_C_DECLS

@@ -42,6 +42,11 @@ struct uct_gaudi_dev {
      * nothing is taken while it is held */
     pthread_mutex_t            lock;
     volatile int               failed;         /* reset/removed: unusable */
+    int                        revoked;        /* released after failing:
+                                                  fd closed in place
+                                                  (gaudi_reset.h) */
+    int                        event_fd;       /* the driver's events, -1
+                                                  if not watched */
     char                       fail_reason[UCT_GAUDI_FAIL_REASON_MAX];
     int                        memtype_range;  /* DRAM range in memtype cache */
     int                        can_import;     /* op 99: -1 not probed yet */

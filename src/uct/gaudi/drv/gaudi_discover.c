@@ -192,6 +192,23 @@ static void uct_gaudi_dev_read_topo(uct_gaudi_dev_info_t *info)
     }
 }
 
+/* A device that resets (a Gaudi2 does after every release) or is being
+ * created is usable in a moment: its open answers EAGAIN and is retried
+ * (hl_device_open); only a malfunction, or a reset its owner has yet to
+ * do (the open: EPERM), leave it out */
+static int uct_gaudi_dev_status_usable(uint32_t status)
+{
+    switch (status) {
+    case HL_DEVICE_STATUS_OPERATIONAL:
+    case HL_DEVICE_STATUS_IN_RESET:
+    case HL_DEVICE_STATUS_IN_RESET_AFTER_DEVICE_RELEASE:
+    case HL_DEVICE_STATUS_IN_DEVICE_CREATION:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static void uct_gaudi_dev_set_usable(uct_gaudi_dev_info_t *info)
 {
     static int gaudi3_reported = 0;
@@ -204,7 +221,7 @@ static void uct_gaudi_dev_set_usable(uct_gaudi_dev_info_t *info)
                      "queues are not part of any public driver uAPI",
                      info->control_path);
         }
-    } else if (info->status != HL_DEVICE_STATUS_OPERATIONAL) {
+    } else if (!uct_gaudi_dev_status_usable(info->status)) {
         ucs_debug("%s: device status %u is not operational",
                   info->control_path, info->status);
     } else {

@@ -251,6 +251,9 @@ ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
     }
 
     pthread_mutex_init(&chan->lock, NULL);
+    pthread_mutex_lock(&dev->dma->chans_lock);
+    ucs_list_add_tail(&dev->dma->chans, &chan->list);
+    pthread_mutex_unlock(&dev->dma->chans_lock);
     return UCS_OK;
 }
 
@@ -259,6 +262,10 @@ void uct_gaudi_dma_chan_cleanup(uct_gaudi_dma_chan_t *chan)
     if (chan->descs == NULL) {
         return;
     }
+
+    pthread_mutex_lock(&chan->dev->dma->chans_lock);
+    ucs_list_del(&chan->list);
+    pthread_mutex_unlock(&chan->dev->dma->chans_lock);
 
     /* a CB still owned by the device must not be freed under it */
     if (uct_gaudi_dma_chan_wait(chan) != UCS_OK) {
@@ -322,6 +329,8 @@ ucs_status_t uct_gaudi_dma_init(uct_gaudi_dev_t *dev)
     ucs_status_t status;
 
     memset(ctx, 0, sizeof(*ctx));
+    pthread_mutex_init(&ctx->chans_lock, NULL);
+    ucs_list_head_init(&ctx->chans);
     if ((dev->info->asic != UCT_GAUDI_ASIC_GAUDI1) &&
         (dev->info->asic != UCT_GAUDI_ASIC_GAUDI2)) {
         return UCS_OK;  /* copy/memset report UNSUPPORTED */
@@ -344,6 +353,43 @@ void uct_gaudi_dma_cleanup(uct_gaudi_dev_t *dev)
         uct_gaudi_dma_chan_cleanup(&dev->dma->sync);
         dev->dma->ready = 0;
     }
+
+    if (!ucs_list_is_empty(&dev->dma->chans)) {
+        ucs_warn("%s: %zu DMA channels still open at its release", dev->name,
+                 ucs_list_length(&dev->dma->chans));
+    }
+    pthread_mutex_destroy(&dev->dma->chans_lock);
+}
+
+void uct_gaudi_dma_revoke(uct_gaudi_dev_t *dev)
+{
+    uct_gaudi_dma_chan_t *chan;
+    unsigned i;
+    void *ptr;
+
+    if (!uct_gaudi_dma_is_gaudi1(dev)) {
+        return;     /* Gaudi2 command buffers are our host memory */
+    }
+
+    /* a mapping of the compute node holds its file: each kernel CB mmap is
+     * replaced, in place and at once, by anonymous memory, so that a post
+     * that writes packets meanwhile writes there (and fails its submission,
+     * the device being failed); the cleanup unmaps it */
+    pthread_mutex_lock(&dev->dma->chans_lock);
+    ucs_list_for_each(chan, &dev->dma->chans, list) {
+        for (i = 0; i < chan->num_descs; ++i) {
+            ptr = uct_gaudi_seam_ops->mmap(chan->descs[i].cb, chan->map_size,
+                                           PROT_READ | PROT_WRITE,
+                                           MAP_PRIVATE | MAP_ANONYMOUS |
+                                           MAP_FIXED, -1, 0);
+            if (ptr == MAP_FAILED) {
+                ucs_error("%s: failed to replace the mapping of command "
+                          "buffer %u at %p: %m", dev->name, i,
+                          chan->descs[i].cb);
+            }
+        }
+    }
+    pthread_mutex_unlock(&dev->dma->chans_lock);
 }
 
 uct_gaudi_dma_dir_t uct_gaudi_dma_direction(uct_gaudi_dev_t *dev, uint64_t dst,

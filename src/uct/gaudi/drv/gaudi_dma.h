@@ -28,6 +28,7 @@
 #include "gaudi_device.h"
 
 #include <uct/api/uct_def.h>
+#include <ucs/datastruct/list.h>
 #include <ucs/datastruct/queue_types.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
@@ -98,6 +99,7 @@ typedef struct uct_gaudi_dma_counters {
 /* A DMA channel on an owned device */
 typedef struct uct_gaudi_dma_chan {
     uct_gaudi_dev_t          *dev;
+    ucs_list_link_t          list;        /* in the device's channels */
     /* guards the descriptors, their free list and in-flight queues, and the
      * counters: a channel is used by its iface's thread and read by the
      * iface's wake-up thread (and the device's blocking channel by any
@@ -135,12 +137,23 @@ typedef struct uct_gaudi_dma_ctx {
     uint32_t             queue[UCT_GAUDI_DMA_DIR_LAST]; /* queue id per dir */
     uct_gaudi_dma_chan_t sync;        /* channel of the blocking helpers */
     uint64_t             num_cs;      /* submissions on all channels */
+    /* guards chans; innermost but for the channel locks, never taken with
+     * one */
+    pthread_mutex_t      chans_lock;
+    ucs_list_link_t      chans;       /* every channel of the device */
 } uct_gaudi_dma_ctx_t;
 
 
 /* Set up / tear down the DMA state of @a dev (ownership layer) */
 ucs_status_t uct_gaudi_dma_init(uct_gaudi_dev_t *dev);
 void uct_gaudi_dma_cleanup(uct_gaudi_dev_t *dev);
+
+
+/* The failed device is being released (gaudi_reset.h): drop what of the
+ * DMA state holds its file, the command buffers' mmaps (Gaudi1), while
+ * other threads may still write into them; the channels stay usable (as
+ * failed) until their cleanup */
+void uct_gaudi_dma_revoke(uct_gaudi_dev_t *dev);
 
 
 /**

@@ -111,6 +111,22 @@ static int uct_gaudi_drv_kernel_fd_path(int fd, char *buf, size_t max)
     return 0;
 }
 
+/* dup3 over the number closes the old file atomically; an ioctl already
+ * in it keeps it until it returns, and the driver releases it then */
+static int uct_gaudi_drv_kernel_revoke(int fd)
+{
+    int null_fd, ret;
+
+    null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0) {
+        return -1;
+    }
+
+    ret = dup3(null_fd, fd, O_CLOEXEC);
+    close(null_fd);
+    return (ret < 0) ? -1 : 0;
+}
+
 const uct_gaudi_drv_ops_t uct_gaudi_drv_kernel_ops = {
     .name      = "kernel",
     .open      = uct_gaudi_drv_kernel_open,
@@ -121,5 +137,6 @@ const uct_gaudi_drv_ops_t uct_gaudi_drv_kernel_ops = {
     .read_attr = uct_gaudi_drv_kernel_read_attr,
     .exists    = uct_gaudi_drv_kernel_exists,
     .list_dir  = uct_gaudi_drv_kernel_list_dir,
-    .fd_path   = uct_gaudi_drv_kernel_fd_path
+    .fd_path   = uct_gaudi_drv_kernel_fd_path,
+    .revoke    = uct_gaudi_drv_kernel_revoke
 };

@@ -45,6 +45,11 @@ typedef struct uct_gaudi_drv_ops {
     /* logical path of an open fd of this process (for adopting a compute
      * node the application already opened); 0 or -1/errno */
     int     (*fd_path)(int fd, char *buf, size_t max);
+    /* close the file behind @fd in place: the number stays taken, by a file
+     * that serves nothing (ioctls fail with ENOTTY), so that a thread still
+     * using it never reaches a file that reused the number; close() it
+     * later. 0 or -1/errno */
+    int     (*revoke)(int fd);
 } uct_gaudi_drv_ops_t;
 
 

@@ -9,6 +9,7 @@
 #endif
 
 #include "gaudi_health.h"
+#include "gaudi_reset.h"
 
 #include <ucs/sys/string.h>
 #include <stdarg.h>
@@ -76,6 +77,8 @@ void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
     pthread_mutex_unlock(&dev->lock);
 
     ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
+    /* what keeps it open goes now, from the async thread */
+    uct_gaudi_reset_kick(dev);
 }
 
 int uct_gaudi_dev_is_operational(uct_gaudi_dev_t *dev)

@@ -30,6 +30,7 @@ typedef struct {
 
 static uct_gaudi_abi_t    uct_gaudi_ioctl_cur_abi    = UCT_GAUDI_ABI_DRM;
 static uct_gaudi_driver_t uct_gaudi_ioctl_cur_driver = UCT_GAUDI_DRIVER_UNKNOWN;
+static char uct_gaudi_ioctl_cur_version[64];  /* out of tree: its release */
 static __thread char      uct_gaudi_ioctl_op[32];
 
 static const char *uct_gaudi_ioctl_abi_names[] = {
@@ -104,6 +105,13 @@ const char *uct_gaudi_ioctl_driver_name(uct_gaudi_driver_t driver)
 uct_gaudi_driver_t uct_gaudi_ioctl_driver(void)
 {
     return uct_gaudi_ioctl_cur_driver;
+}
+
+int uct_gaudi_ioctl_oot_release(unsigned *major_p, unsigned *minor_p)
+{
+    return (uct_gaudi_ioctl_cur_driver == UCT_GAUDI_DRIVER_OOT) &&
+           (sscanf(uct_gaudi_ioctl_cur_version, "%u.%u", major_p,
+                   minor_p) == 2);
 }
 
 void uct_gaudi_ioctl_set_abi(uct_gaudi_abi_t abi)
@@ -404,6 +412,8 @@ static uct_gaudi_driver_t uct_gaudi_ioctl_read_driver(void)
     if (uct_gaudi_seam_ops->read_attr(UCT_GAUDI_SYSFS_MODULE_VERSION, version,
                                       sizeof(version)) >= 0) {
         version[strcspn(version, "\n")] = '\0';
+        ucs_strncpy_safe(uct_gaudi_ioctl_cur_version, version,
+                         sizeof(uct_gaudi_ioctl_cur_version));
         ucs_debug("habanalabs %s: Habana's out-of-tree driver", version);
         return UCT_GAUDI_DRIVER_OOT;
     }

@@ -54,6 +54,11 @@ ucs_status_t uct_gaudi_ioctl_probe_abi(void);
 uct_gaudi_driver_t uct_gaudi_ioctl_driver(void);
 
 
+/* The out-of-tree driver's release (its MODULE_VERSION "major.minor..."):
+ * 1 with the numbers, 0 for another or an unknown driver */
+int uct_gaudi_ioctl_oot_release(unsigned *major_p, unsigned *minor_p);
+
+
 /* Name of a driver ("unknown", "upstream", "out-of-tree") */
 const char *uct_gaudi_ioctl_driver_name(uct_gaudi_driver_t driver);
 

@@ -75,6 +75,13 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      "before the device is declared failed.",
      ucs_offsetof(uct_gaudi_lib_config_t, dma_timeout), UCS_CONFIG_TYPE_TIME},
 
+    {"RESET_WAIT", "30s",
+     "How long opening the Gaudi this process is assigned keeps retrying\n"
+     "while the driver answers that the device resets (EAGAIN: the reset\n"
+     "after its previous owner's release, or after an error), with a growing\n"
+     "pause between attempts. Another device is never taken instead.",
+     ucs_offsetof(uct_gaudi_lib_config_t, reset_wait), UCS_CONFIG_TYPE_TIME},
+
     {"EMU_DEVICES", "0",
      "Number of emulated Gaudi devices. 0 (default) uses the real driver and\n"
      "never loads the emulator; N > 0 loads " UCT_GAUDI_EMU_LIB_NAME "\n"
@@ -118,6 +125,14 @@ static ucs_config_field_t uct_gaudi_lib_emu_config_table[] = {
      "device-to-device IPC needs. 'n' emulates the upstream kernel's driver.",
      ucs_offsetof(uct_gaudi_lib_config_t, emu_oot_import),
      UCS_CONFIG_TYPE_BOOL},
+
+    {"EMU_OOT_VERSION", "1.24.1",
+     "Emulator: the release of Habana's out-of-tree driver emulated (with\n"
+     "EMU_OOT_IMPORT), stated in sysfs as the module version. Releases before\n"
+     "1.24 export a DMA-BUF from the start of the mapping whatever the offset\n"
+     "asked (none older was checked; the harsher case is taken).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_oot_version),
+     UCS_CONFIG_TYPE_STRING},
 
     {"EMU_EXEC", "thread",
      "How the emulator executes command submissions: thread (asynchronously,\n"
@@ -163,6 +178,35 @@ static ucs_config_field_t uct_gaudi_lib_emu_config_table[] = {
      "0: all 8 engines.",
      ucs_offsetof(uct_gaudi_lib_config_t, emu_edma_disabled),
      UCS_CONFIG_TYPE_UINT},
+
+    {"EMU_RESET_ON_LOCKUP", "y",
+     "Emulator: what a command submission that passes the driver's timeout\n"
+     "does (the driver's reset_on_lockup): y (the driver's default) resets\n"
+     "the device, after the release watchdog if the owner registered for\n"
+     "events, and kills a process that still holds it; n only marks the\n"
+     "device as needing a reset, done when its owner closes it.",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_reset_on_lockup),
+     UCS_CONFIG_TYPE_BOOL},
+
+    {"EMU_RELEASE_WATCHDOG", "5s",
+     "Emulator: how long a process registered for the driver's events has to\n"
+     "close the device after a reset event before the device is reset anyway\n"
+     "and the process killed (the driver's release watchdog: 5 s in older\n"
+     "releases, 30 s in newer ones).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_watchdog),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"EMU_KILL", "y",
+     "Emulator: kill (SIGKILL) a process that still holds a device being\n"
+     "reset, as the driver does. n: wait for it instead (debugging only).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_kill), UCS_CONFIG_TYPE_BOOL},
+
+    {"EMU_RELEASE_RESET", "0.5s",
+     "Emulator: how long an emulated Gaudi2 resets after its owner releases\n"
+     "it, or dies (the driver's reset_upon_device_release; an open meanwhile\n"
+     "answers EAGAIN). 0: no reset after release.",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_release_reset),
+     UCS_CONFIG_TYPE_TIME},
 
     {"EMU_PROC_NUMA", "auto",
      "Test only, with emulated devices: the NUMA node that device assignment\n"

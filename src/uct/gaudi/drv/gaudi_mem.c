@@ -460,6 +460,83 @@ static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
     pthread_mutex_unlock(&dev->mem->lock);
 }
 
+/* Exported ranges being collected by uct_gaudi_mem_withdraw_exports() */
+typedef struct {
+    uct_gaudi_dev_t *dev;
+    uint64_t        (*ranges)[2];
+    unsigned        count;
+    unsigned        max;
+} uct_gaudi_mem_withdraw_t;
+
+
+static void uct_gaudi_mem_withdraw_add(uct_gaudi_mem_withdraw_t *w,
+                                       uint64_t dva, uint64_t length)
+{
+    if (w->count < w->max) {
+        w->ranges[w->count][0] = dva;
+        w->ranges[w->count][1] = length;
+        ++w->count;
+    }
+}
+
+static void uct_gaudi_mem_withdraw_cb(const ucs_pgtable_t *pgtable,
+                                      ucs_pgt_region_t *pgt_region, void *arg)
+{
+    uct_gaudi_mem_region_t *region = ucs_derived_of(pgt_region,
+                                                    uct_gaudi_mem_region_t);
+
+    if (region->exported) {
+        uct_gaudi_mem_withdraw_add(arg, pgt_region->start,
+                                   pgt_region->end - pgt_region->start);
+    }
+}
+
+void uct_gaudi_mem_withdraw_exports(uct_gaudi_dev_t *dev)
+{
+    uct_gaudi_mem_ctx_t *ctx = dev->mem;
+    uct_gaudi_mem_withdraw_t w;
+    uct_gaudi_chunk_t *chunk;
+    unsigned i;
+
+    /* collected under the lock, called without it (the callback takes
+     * gaudi_ipc's locks); an allocation freed meanwhile calls it itself,
+     * and a second call for a range is a no-op there */
+    pthread_mutex_lock(&ctx->lock);
+    w.dev    = dev;
+    w.count  = 0;
+    w.max    = ctx->count + ctx->num_chunks;
+    w.ranges = (w.max == 0) ? NULL :
+               ucs_malloc(w.max * sizeof(*w.ranges), "gaudi_withdraw");
+    if (w.ranges == NULL) {
+        w.max = 0;
+    }
+    /* the whole span of the table, as ucs_pgtable_purge() walks it */
+    if (ctx->count > 0) {
+        ucs_pgtable_search_range(&ctx->allocs, ctx->allocs.base,
+                                 ctx->allocs.base +
+                                 ((1ul << ctx->allocs.shift) &
+                                  ctx->allocs.mask) - 1,
+                                 uct_gaudi_mem_withdraw_cb, &w);
+    }
+    ucs_list_for_each(chunk, &ctx->chunks, list) {
+        if (chunk->exported) {
+            uct_gaudi_mem_withdraw_add(&w, chunk->dva, chunk->length);
+        }
+    }
+    pthread_mutex_unlock(&ctx->lock);
+
+    if ((w.max == 0) && (ctx->count + ctx->num_chunks > 0)) {
+        ucs_error("%s: no memory to withdraw its exports", dev->name);
+    }
+
+    for (i = 0; i < w.count; ++i) {
+        uct_gaudi_mem_call_free_cb(dev, w.ranges[i][0], w.ranges[i][1]);
+    }
+
+    ucs_debug("%s: withdrew %u exports", dev->name, w.count);
+    ucs_free(w.ranges);
+}
+
 ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
                                  uct_gaudi_mem_t *mem)
 {

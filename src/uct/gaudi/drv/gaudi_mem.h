@@ -114,6 +114,16 @@ void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
                                uct_gaudi_mem_free_cb_t cb, void *arg);
 
 
+/**
+ * The failed device is being released (gaudi_reset.h): every exported
+ * range of live allocations goes through the free callback now, as if
+ * freed (each DMA-BUF holds the device's file; gaudi_ipc closes its
+ * descriptors and tells the importers to let go). The allocations stay
+ * tracked until they are freed.
+ */
+void uct_gaudi_mem_withdraw_exports(uct_gaudi_dev_t *dev);
+
+
 /* Retry the deferred releases; returns how many are still deferred */
 unsigned uct_gaudi_mem_retry_deferred(uct_gaudi_dev_t *dev);
 

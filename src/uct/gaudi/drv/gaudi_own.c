@@ -14,11 +14,14 @@
 #include "gaudi_health.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_mem.h"
+#include "gaudi_reset.h"
 #include "gaudi_seam.h"
 
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
+#include <ucs/time/time.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /* Lowest address that cannot be a user-space host address (x86-64, 4-level
@@ -184,13 +188,65 @@ static ucs_status_t uct_gaudi_own_adopt(uct_gaudi_dev_t *dev,
     return UCS_ERR_NO_ELEM;
 }
 
+/* Pauses between opens of a device that resets: from 1 ms, doubling, at
+ * most 100 ms */
+#define UCT_GAUDI_OWN_RETRY_MIN_US  1000
+#define UCT_GAUDI_OWN_RETRY_MAX_US  100000
+
+
+/*
+ * Open the compute node at @a path. While the driver answers EAGAIN the
+ * device resets (hl_device_open: in reset, in the reset after its previous
+ * owner's release, DRAM scrub, the previous owner still being released):
+ * it will be free, so it is retried for UCX_GAUDI_RESET_WAIT, never left
+ * for another device (a restarted rank would take another rank's module).
+ * Returns the fd, or -1/errno (EAGAIN: still resetting at the deadline).
+ */
+static int uct_gaudi_own_open_retry(const uct_gaudi_dev_info_t *info)
+{
+    double wait         = uct_gaudi_lib_config()->reset_wait;
+    unsigned pause_us   = UCT_GAUDI_OWN_RETRY_MIN_US;
+    unsigned attempts   = 1;
+    ucs_time_t start    = ucs_get_time();
+    int fd;
+
+    while (((fd = uct_gaudi_seam_ops->open(info->compute_path,
+                                           O_RDWR | O_CLOEXEC)) < 0) &&
+           (errno == EAGAIN)) {
+        if (ucs_time_to_sec(ucs_get_time() - start) >= wait) {
+            ucs_debug("%s: still resetting after %.3f s, %u attempts",
+                      info->name, ucs_time_to_sec(ucs_get_time() - start),
+                      attempts);
+            errno = EAGAIN;
+            return -1;
+        } else if (attempts == 1) {
+            ucs_diag("%s (module %u) is resetting (EAGAIN from its open: "
+                     "its previous owner's release or an error): waiting up "
+                     "to %.1f s (UCX_GAUDI_RESET_WAIT)", info->name,
+                     info->module_id, wait);
+        }
+
+        usleep(pause_us);
+        pause_us = ucs_min(pause_us * 2, UCT_GAUDI_OWN_RETRY_MAX_US);
+        ++attempts;
+    }
+
+    if ((fd >= 0) && (attempts > 1)) {
+        ucs_debug("%s: opened after %u attempts, %.3f s of reset",
+                  info->name, attempts,
+                  ucs_time_to_sec(ucs_get_time() - start));
+    }
+
+    return fd;
+}
+
 /* Open the compute node of @a info; 0 or -1/errno */
 static int uct_gaudi_own_open_node(uct_gaudi_dev_t *dev,
                                    const uct_gaudi_dev_info_t *info)
 {
     int fd;
 
-    fd = uct_gaudi_seam_ops->open(info->compute_path, O_RDWR | O_CLOEXEC);
+    fd = uct_gaudi_own_open_retry(info);
     if (fd < 0) {
         return -1;
     }
@@ -225,6 +281,13 @@ static ucs_status_t uct_gaudi_own_open_forced(uct_gaudi_dev_t *dev,
                              "process); UCX continues without the Gaudi "
                              "transports", info->name, info->module_id,
                              info->bus_id, assign->why);
+    } else if (err == EAGAIN) {
+        uct_gaudi_own_report(UCS_LOG_LEVEL_ERROR, "%s (module %u, bus %s) "
+                             "chosen by %s is still resetting after %.1f s "
+                             "(UCX_GAUDI_RESET_WAIT); UCX continues without "
+                             "the Gaudi transports", info->name,
+                             info->module_id, info->bus_id, assign->why,
+                             uct_gaudi_lib_config()->reset_wait);
     } else {
         uct_gaudi_own_report(UCS_LOG_LEVEL_ERROR, "failed to open %s (%s, "
                              "module %u) chosen by %s: %s; UCX continues "
@@ -363,6 +426,7 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
 
     memset(dev, 0, sizeof(*dev));
     dev->fd         = -1;
+    dev->event_fd   = -1;
     dev->can_import = -1;
     dev->mem        = &uct_gaudi_own.mem;
     dev->dma        = &uct_gaudi_own.dma;
@@ -388,6 +452,22 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
         goto err_mem;
     }
 
+    /* an adopted device is the application's: its runtime registers for
+     * its events and decides when to close it */
+    if (!dev->adopted) {
+        status = uct_gaudi_reset_watch(dev);
+        if (status != UCS_OK) {
+            goto err_dma;
+        }
+    }
+
+    if (dev->failed) {
+        /* it reset while we opened it (said when it failed): the driver
+         * wants it closed, and this process goes on without it */
+        status = UCS_ERR_IO_ERROR;
+        goto err_unwatch;
+    }
+
     uct_gaudi_own_memtype_register(dev);
     /* which device and why: what an MPI job's user checks first */
     ucs_info("%s (module %u, bus %s, NUMA node %d, %s): chosen by %s",
@@ -395,6 +475,10 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
              dev->info->numa_node, dev->info->compute_path, assign.why);
     return UCS_OK;
 
+err_unwatch:
+    uct_gaudi_reset_unwatch(dev);
+err_dma:
+    uct_gaudi_dma_cleanup(dev);
 err_mem:
     uct_gaudi_mem_cleanup(dev);
 err_close:
@@ -444,6 +528,8 @@ void uct_gaudi_dev_release(uct_gaudi_dev_t *dev)
         goto out;
     }
 
+    /* no release from the async thread from now on */
+    uct_gaudi_reset_unwatch(dev);
     uct_gaudi_dma_cleanup(dev);
     uct_gaudi_mem_cleanup(dev);
     if (dev->memtype_range) {

@@ -82,6 +82,7 @@ uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
                               0 : config->emu_hbm_size;
     emu_config->abi         = (uct_gaudi_abi_t)config->emu_abi;
     emu_config->oot_import  = config->emu_oot_import;
+    emu_config->oot_version = config->emu_oot_version;
     emu_config->exec        = (gaudi_emu_exec_t)config->emu_exec;
     emu_config->bandwidth   = (config->emu_bw > 0) ? config->emu_bw : 0;
     emu_config->latency     = config->emu_latency;
@@ -90,6 +91,14 @@ uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
     emu_config->faults      = config->emu_faults;
     emu_config->numa_nodes  = config->emu_numa_nodes;
     emu_config->edma_disabled = (uint32_t)config->emu_edma_disabled;
+    emu_config->lockup        = config->emu_reset_on_lockup ?
+                                GAUDI_EMU_LOCKUP_RESET :
+                                GAUDI_EMU_LOCKUP_NEEDS_RESET;
+    /* the watchdog's 0 is the emulator's default: the shortest it takes */
+    emu_config->watchdog      = ucs_max(config->emu_watchdog, 0.001);
+    emu_config->no_kill       = !config->emu_kill;
+    emu_config->release_reset = (config->emu_release_reset > 0) ?
+                                config->emu_release_reset : -1;
 }
 
 static const char *uct_gaudi_seam_emu_error(void *handle)

@@ -23,11 +23,37 @@
 #include <string.h>
 
 
-/* The 6.1 ABI exports an ALLOC handle, with no offset: a whole chunk */
+/*
+ * Whether the driver applies the offset of an export (driver-abi.md 4.4):
+ * only since "accel/habanalabs: add missing offset handling for dma-buf"
+ * (kernel 6.7, with the DRM ioctl codes; out of tree 1.24 has it). Before,
+ * it validated the offset and exported from the mapping's first page, and
+ * an importer read the chunk's first bytes instead of the allocation's.
+ * Where we cannot tell (an older or unknown out-of-tree release, the 'H'
+ * generations), the offset is not trusted.
+ */
+static int uct_gaudi_share_offset_applied(void)
+{
+    unsigned major, minor;
+
+    if (uct_gaudi_ioctl_abi() != UCT_GAUDI_ABI_DRM) {
+        return 0;
+    } else if (uct_gaudi_ioctl_driver() == UCT_GAUDI_DRIVER_UPSTREAM) {
+        return 1;
+    }
+
+    return uct_gaudi_ioctl_oot_release(&major, &minor) &&
+           ((major > 1) || ((major == 1) && (minor >= 24)));
+}
+
+/* Export a whole chunk, at offset 0, which reads the same on every driver:
+ * the 6.1 ABI (an ALLOC handle, no offset), and every driver that might
+ * ignore the offset; the importer adds the allocation's offset itself (the
+ * key's base is the chunk's) */
 static int uct_gaudi_mem_export_whole(const uct_gaudi_dev_t *dev)
 {
     return (dev->info->asic != UCT_GAUDI_ASIC_GAUDI1) &&
-           (uct_gaudi_ioctl_abi() == UCT_GAUDI_ABI_MISC);
+           !uct_gaudi_share_offset_applied();
 }
 
 void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
@@ -68,9 +94,15 @@ ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
         return UCS_ERR_INVALID_ADDR;
     }
 
-    if (whole) {
+    if (whole && (uct_gaudi_ioctl_abi() == UCT_GAUDI_ABI_MISC)) {
         /* 6.1: the ALLOC handle, no offset: the whole chunk */
         in.addr     = mem.handle;
+        in.offset   = 0;
+        in.mem_size = mem.chunk_length;
+    } else if (whole) {
+        /* the chunk's MAP VA at offset 0: right whatever the driver does
+         * with an offset */
+        in.addr     = mem.chunk_dva;
         in.offset   = 0;
         in.mem_size = mem.chunk_length;
     } else {

@@ -39,8 +39,10 @@ typedef struct uct_gaudi_export {
 
 /**
  * What a DMA-BUF export of allocation @a mem holds: the allocation itself,
- * or with the 6.1 ABI (handle form, no offset) its whole chunk. This range
- * is the export's identity (uct_gaudi_mem_free_cb_t gets it).
+ * or its whole chunk where the driver might not apply the offset of an
+ * export (the 6.1 ABI has none; drivers before the offset handling ignore
+ * it; driver-abi.md 4.4). This range is the export's identity
+ * (uct_gaudi_mem_free_cb_t gets it).
  */
 void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
                                 const uct_gaudi_mem_t *mem, uint64_t *base_p,
@@ -50,10 +52,11 @@ void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
 /**
  * Export the whole allocation of this process that contains
  * [addr, addr + length), in the form the driver generation and ASIC need:
- * Gaudi2+ its chunk's MAP VA plus the allocation's offset in it, the 6.1
- * ABI the chunk's ALLOC handle (the whole chunk), Gaudi1 the physical
- * address. Marks what is exported (uct_gaudi_mem_free() then tolerates
- * importers that still hold it).
+ * Gaudi2+ its chunk's MAP VA plus the allocation's offset in it where the
+ * driver applies offsets, else the whole chunk at offset 0 (the 6.1 ABI:
+ * by its ALLOC handle); Gaudi1 the physical address. Marks what is
+ * exported (uct_gaudi_mem_free() then tolerates importers that still hold
+ * it).
  *
  * @return UCS_ERR_INVALID_ADDR if the range is not inside one allocation
  *         made by this process (uct_gaudi_mem_alloc()).

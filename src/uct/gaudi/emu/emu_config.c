@@ -14,6 +14,46 @@
 #include <string.h>
 
 
+/* "major.minor[.patch...]": 1 with the first two numbers, else 0 */
+static int emu_config_parse_version(const char *str, unsigned *major_p,
+                                    unsigned *minor_p)
+{
+    unsigned major, minor;
+    int n = 0;
+
+    if ((strlen(str) >= sizeof(emu_g.oot_version)) ||
+        (sscanf(str, "%u.%u%n", &major, &minor, &n) != 2) ||
+        ((str[n] != '\0') && (str[n] != '.'))) {
+        return 0;
+    }
+
+    if (major_p != NULL) {
+        *major_p = major;
+        *minor_p = minor;
+    }
+    return 1;
+}
+
+/*
+ * Whether the emulated driver applies the offset of a DMA-BUF export.
+ * Upstream: from "accel/habanalabs: add missing offset handling for
+ * dma-buf", in the pull for 6.7 with the move to the DRM ioctl codes, so
+ * the DRM generation does and the transitional one (6.3..6.6) does not.
+ * Out of tree: 1.24 does (its memory.c, alloc_sgt_from_device_pages); no
+ * older release was checked, so they are taken not to (the harsher case).
+ */
+static int emu_config_export_offset(void)
+{
+    unsigned major = 0, minor = 0;
+
+    if (!emu_g.cfg.oot_import) {
+        return emu_g.cfg.abi == UCT_GAUDI_ABI_DRM;
+    }
+
+    emu_config_parse_version(emu_g.oot_version, &major, &minor);
+    return (major > 1) || ((major == 1) && (minor >= 24));
+}
+
 static int emu_config_check_model(const gaudi_emu_config_t *config)
 {
     if (!(config->bandwidth >= 0) || isinf(config->bandwidth)) {
@@ -24,6 +64,32 @@ static int emu_config_check_model(const gaudi_emu_config_t *config)
     if (!(config->latency >= 0) || (config->latency > 60)) {
         emu_error("EMU_LATENCY: invalid CS latency %g s (0..60)",
                   config->latency);
+        return -EINVAL;
+    }
+
+    if ((config->lockup != GAUDI_EMU_LOCKUP_RESET) &&
+        (config->lockup != GAUDI_EMU_LOCKUP_NEEDS_RESET)) {
+        emu_error("invalid CS timeout behaviour %d", (int)config->lockup);
+        return -EINVAL;
+    }
+
+    if ((config->oot_version != NULL) && (config->oot_version[0] != '\0') &&
+        !emu_config_parse_version(config->oot_version, NULL, NULL)) {
+        emu_error("invalid out-of-tree driver version '%s' (major.minor"
+                  "[.patch], up to 31 characters)", config->oot_version);
+        return -EINVAL;
+    }
+
+    if (isnan(config->release_reset) || (config->release_reset > 60)) {
+        emu_error("invalid reset time after release %g s (at most 60; 0: "
+                  "%g s; negative: none)", config->release_reset,
+                  GAUDI_EMU_RELEASE_RESET_DEFAULT);
+        return -EINVAL;
+    }
+
+    if (!(config->watchdog >= 0) || (config->watchdog > 600)) {
+        emu_error("invalid release watchdog %g s (0..600; 0: %g s)",
+                  config->watchdog, GAUDI_EMU_WATCHDOG_DEFAULT);
         return -EINVAL;
     }
 
@@ -110,6 +176,7 @@ static uint64_t emu_config_hbm_size(const gaudi_emu_config_t *config,
 int emu_config_load(const gaudi_emu_config_t *config)
 {
     const emu_asic_t *asic = emu_asic_get(config->asic);
+    double release_reset;
     uint64_t hbm_size;
     int ret;
 
@@ -137,6 +204,23 @@ int emu_config_load(const gaudi_emu_config_t *config)
         emu_g.asic_cfg.dram_page_size  = EMU_GAUDI2_DRAM_PAGE_6;
         emu_g.asic_cfg.alloc_page_size = EMU_GAUDI2_DRAM_PAGE_6;
     }
+    emu_g.watchdog_ns    = (uint64_t)(1e9 * ((config->watchdog > 0) ?
+                                                 config->watchdog :
+                                                 GAUDI_EMU_WATCHDOG_DEFAULT));
+    /* Goya and Gaudi keep reset_upon_device_release off
+     * (fixup_device_params_per_asic) */
+    release_reset          = (config->release_reset > 0) ?
+                             config->release_reset :
+                             GAUDI_EMU_RELEASE_RESET_DEFAULT;
+    emu_g.release_reset_ns = ((asic->asic == UCT_GAUDI_ASIC_GAUDI1) ||
+                              (config->release_reset < 0)) ? 0 :
+                             (uint64_t)(1e9 * release_reset);
+    snprintf(emu_g.oot_version, sizeof(emu_g.oot_version), "%s",
+             ((config->oot_version != NULL) &&
+              (config->oot_version[0] != '\0')) ?
+             config->oot_version : GAUDI_EMU_OOT_VERSION_DEFAULT);
+    emu_g.cfg.oot_version = emu_g.oot_version;
+    emu_g.export_offset   = emu_config_export_offset();
     emu_g.asic           = &emu_g.asic_cfg;
     emu_g.hbm_size       = hbm_size;
     emu_g.dram_size      = emu_align_down(hbm_size, emu_g.asic->dram_page_size);
@@ -179,6 +263,15 @@ int emu_config_same(const gaudi_emu_config_t *config)
            (config->exec == emu_g.cfg.exec) &&
            (config->bandwidth == emu_g.cfg.bandwidth) &&
            (config->latency == emu_g.cfg.latency) &&
+           (config->lockup == emu_g.cfg.lockup) &&
+           (config->watchdog == emu_g.cfg.watchdog) &&
+           (config->no_kill == emu_g.cfg.no_kill) &&
+           (config->release_reset == emu_g.cfg.release_reset) &&
+           emu_config_str_same(((config->oot_version != NULL) &&
+                                (config->oot_version[0] != '\0')) ?
+                               config->oot_version :
+                               GAUDI_EMU_OOT_VERSION_DEFAULT,
+                               emu_g.oot_version) &&
            (emu_max(config->numa_nodes, 1) == emu_g.cfg.numa_nodes) &&
            emu_config_str_same(config->state_dir, emu_g.cfg.state_dir) &&
            emu_config_str_same(config->faults, emu_g.cfg.faults);

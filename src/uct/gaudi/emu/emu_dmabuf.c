@@ -34,6 +34,7 @@ typedef struct {
     int      dev;
     uint64_t offset;
     uint64_t length;
+    pid_t    pid;       /* the exporter */
 } emu_dmabuf_desc_t;
 
 
@@ -54,6 +55,7 @@ static int emu_dmabuf_parse(const char *name, emu_dmabuf_desc_t *desc)
     desc->dev    = dev;
     desc->offset = offset;
     desc->length = length;
+    desc->pid    = (pid_t)pid;
     return 0;
 }
 
@@ -129,7 +131,10 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
         if ((map != NULL) && (map->type == EMU_MAP_DRAM) &&
             (map->user_va == addr) && (offset <= map->size) &&
             (size <= map->size - offset)) {
-            desc->offset = (map->host - ctx->hbm) + offset;
+            /* drivers before the offset handling validate the offset but
+             * export from the mapping's first page */
+            desc->offset = (map->host - ctx->hbm) +
+                           (emu_g.export_offset ? offset : 0);
             *va_p        = addr;
             ret          = 0;
         }
@@ -433,4 +438,27 @@ EMU_EXPORT int gaudi_emu_dmabuf_read(int fd, uint64_t offset, void *buf,
         memcpy(buf, hbm + desc.offset + offset, length);
     }
     return 0;
+}
+
+pid_t emu_dmabuf_holder(int dev)
+{
+    emu_dmabuf_desc_t desc;
+    struct dirent *ent;
+    pid_t pid = 0;
+    DIR *dir;
+
+    dir = opendir(emu_state_dir());
+    if (dir == NULL) {
+        return 0;
+    }
+
+    while ((pid == 0) && ((ent = readdir(dir)) != NULL)) {
+        if ((emu_dmabuf_parse(ent->d_name, &desc) == 0) &&
+            (desc.dev == dev) && emu_dmabuf_alive(ent->d_name)) {
+            pid = (desc.pid > 0) ? desc.pid : -1;
+        }
+    }
+
+    closedir(dir);
+    return pid;
 }

@@ -38,4 +38,9 @@ void emu_dmabuf_cleanup(emu_ctx_t *ctx);
  * removing the files of dead DMA-BUFs */
 void emu_dmabuf_protect(int dev, emu_shm_dev_t *sdev);
 
+/* A DMA-BUF exported from device @dev that somebody still holds (an fd, an
+ * import) keeps its exporter's device file open (export_dmabuf: get_file,
+ * hl_ctx_get): returns that exporter's pid, 0 if none is held */
+pid_t emu_dmabuf_holder(int dev);
+
 #endif

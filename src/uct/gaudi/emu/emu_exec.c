@@ -11,6 +11,7 @@
 #include "emu_fd.h"
 #include "emu_global.h"
 #include "emu_pkt.h"
+#include "emu_reset.h"
 #include "emu_va.h"
 
 #include <stdlib.h>
@@ -117,15 +118,16 @@ static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
 {
     unsigned i;
 
-    if (cs->epoch != emu_dev_epoch(ctx->sdev)) {
-        return HL_WAIT_CS_STATUS_ABORTED;   /* a reset happened meanwhile */
+    if ((cs->epoch != emu_dev_epoch(ctx->sdev)) ||
+        emu_reset_watchdog_active(ctx->sdev)) {
+        /* a reset happened meanwhile, or one waits for the release: the
+         * engines are hung, nothing moves any more */
+        return HL_WAIT_CS_STATUS_ABORTED;
     }
 
     if (cs->fault == EMU_CS_FAULT_TIMEOUT) {
-        /* the engine hangs: TDR, the device needs a reset */
-        emu_dev_fail(ctx->sdev, HL_DEVICE_STATUS_NEEDS_RESET);
-        emu_exec_notify(ctx->dev, HL_NOTIFIER_EVENT_CS_TIMEOUT |
-                                  HL_NOTIFIER_EVENT_DEVICE_UNAVAILABLE);
+        /* the engine hangs: TDR (cs_timedout), then the driver's reset */
+        emu_reset_cond(ctx->dev, ctx->sdev, HL_NOTIFIER_EVENT_CS_TIMEOUT, 1);
         return HL_WAIT_CS_STATUS_TIMEDOUT;
     } else if (cs->fault == EMU_CS_FAULT_ABORT) {
         return HL_WAIT_CS_STATUS_ABORTED;

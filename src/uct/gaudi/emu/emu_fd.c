@@ -7,6 +7,7 @@
 #include "emu_common.h"
 #include "emu_pid.h"
 #include "emu_fd.h"
+#include "emu_reset.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -244,6 +245,7 @@ static void emu_fd_atfork_parent(void)
 
 static void emu_fd_atfork_child(void)
 {
+    emu_reset_atfork_child();
     pthread_mutex_init(&emu_fds.lock, NULL);
     pthread_cond_init(&emu_fds.cond, NULL);
 }

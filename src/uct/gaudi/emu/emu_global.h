@@ -25,6 +25,13 @@ typedef struct emu_global {
                                           engines the config binned out */
     uint64_t           hbm_size;       /* backing size per device       */
     uint64_t           dram_size;      /* user DRAM: whole DRAM pages   */
+    uint64_t           watchdog_ns;    /* release watchdog after a reset
+                                          event                         */
+    uint64_t           release_reset_ns; /* reset after release; 0 none */
+    char               oot_version[32]; /* out-of-tree release emulated */
+    int                export_offset;  /* the driver applies the offset of
+                                          a DMA-BUF export (else it exports
+                                          from the mapping's start)      */
 } emu_global_t;
 
 extern emu_global_t emu_g;

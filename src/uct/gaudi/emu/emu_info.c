@@ -207,6 +207,11 @@ static int emu_info_eventfd(emu_ctx_t *ctx, const struct hl_info_args *args,
         close(ctx->eventfd);
         ctx->eventfd = -1;
     }
+
+    /* whether a reset may wait for this owner to release the device
+     * (hl_device_cond_reset looks at the compute context's eventfd) */
+    __atomic_store_n(&ctx->sdev->owner_eventfd, ctx->eventfd >= 0,
+                     __ATOMIC_RELEASE);
     pthread_mutex_unlock(&ctx->lock);
 
     return ret;
@@ -280,8 +285,6 @@ static int emu_info_any_state(emu_ctx_t *ctx, const struct hl_info_args *args)
         return emu_info_dram_usage(ctx, args);
     case HL_INFO_GET_EVENTS:
         return emu_info_get_events(ctx, args);
-    case HL_INFO_REGISTER_EVENTFD:
-        return emu_info_eventfd(ctx, args, 1);
     case HL_INFO_UNREGISTER_EVENTFD:
         return emu_info_eventfd(ctx, args, 0);
     default:
@@ -293,6 +296,9 @@ static int emu_info_operational(emu_ctx_t *ctx,
                                 const struct hl_info_args *args)
 {
     switch (args->op) {
+    case HL_INFO_REGISTER_EVENTFD:
+        /* _hl_info_ioctl: after the operational check, unlike unregister */
+        return emu_info_eventfd(ctx, args, 1);
     case HL_INFO_HW_IDLE:
         return emu_info_hw_idle(ctx, args);
     case HL_INFO_CLK_RATE:
@@ -328,6 +334,12 @@ int emu_info_ioctl(emu_ctx_t *ctx, struct hl_info_args *args)
 
     if (args->pad != 0) {
         return -EINVAL;
+    }
+
+    if (!ctx->compute && ((args->op == HL_INFO_GET_EVENTS) ||
+                          (args->op == HL_INFO_REGISTER_EVENTFD) ||
+                          (args->op == HL_INFO_UNREGISTER_EVENTFD))) {
+        return -EOPNOTSUPP;     /* hl_info_ioctl_control, before anything */
     }
 
     if (((args->return_pointer == 0) || (args->return_size == 0)) &&

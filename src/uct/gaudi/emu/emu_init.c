@@ -9,6 +9,7 @@
 #include "emu_ctx.h"
 #include "emu_fault.h"
 #include "emu_fd.h"
+#include "emu_reset.h"
 #include "emu_global.h"
 #include "emu_ioctl.h"
 #include "emu_log.h"
@@ -35,7 +36,8 @@ static const uct_gaudi_drv_ops_t emu_ops = {
     .read_attr = emu_sys_read_attr,
     .exists    = emu_sys_exists,
     .list_dir  = emu_sys_list_dir,
-    .fd_path   = emu_fd_path
+    .fd_path   = emu_fd_path,
+    .revoke    = emu_revoke
 };
 
 
@@ -54,6 +56,7 @@ static void emu_fini_locked(void)
         close(fd);
     }
 
+    emu_reset_fini();
     emu_state_close();
     memset(&emu_g, 0, sizeof(emu_g));
 }

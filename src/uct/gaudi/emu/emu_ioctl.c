@@ -16,6 +16,7 @@
 #include "emu_info.h"
 #include "emu_log.h"
 #include "emu_mem.h"
+#include "emu_reset.h"
 #include "emu_wait.h"
 
 #include <string.h>
@@ -115,13 +116,15 @@ static int emu_ioctl_ctx(emu_ctx_t *ctx, unsigned long request, void *arg)
          * context's CSs, so neither do ours (a CS that moved data after
          * the caller was told the device failed would write memory the
          * caller has given up) */
-        emu_dev_fail(ctx->sdev, HL_DEVICE_STATUS_NEEDS_RESET);
-        emu_exec_notify(ctx->dev, HL_NOTIFIER_EVENT_DEVICE_RESET);
+        emu_reset_cond(ctx->dev, ctx->sdev, HL_NOTIFIER_EVENT_DEVICE_RESET,
+                       0);
     }
 
     if (emu_fault_reset_due()) {
-        emu_dev_fail(ctx->sdev, HL_DEVICE_STATUS_IN_RESET);
-        emu_exec_notify(ctx->dev, HL_NOTIFIER_EVENT_DEVICE_RESET);
+        /* an error the driver resets the device for (hl_device_cond_reset
+         * from a fatal event, a heartbeat failure...) */
+        emu_reset_cond(ctx->dev, ctx->sdev, HL_NOTIFIER_EVENT_DEVICE_RESET,
+                       0);
     }
 
     return ret;
@@ -143,6 +146,13 @@ int emu_ioctl(int fd, unsigned long request, void *arg)
     return (ret < 0) ? emu_fail(-ret) : 0;
 }
 
+static void emu_munmap_ctx(emu_ctx_t *ctx, void *arg)
+{
+    if (ctx->compute) {
+        emu_cb_unmapped(ctx, arg);
+    }
+}
+
 void *emu_mmap(void *addr, size_t length, int prot, int flags, int fd,
                off_t offset)
 {
@@ -156,7 +166,12 @@ void *emu_mmap(void *addr, size_t length, int prot, int flags, int fd,
             errno = EBADF;
             return MAP_FAILED;
         }
-        return mmap(addr, length, prot, flags, fd, offset);
+        ptr = mmap(addr, length, prot, flags, fd, offset);
+        if ((ptr != MAP_FAILED) && (flags & MAP_FIXED)) {
+            /* a fixed mapping replaces what was there, a CB's too */
+            emu_fd_foreach(-1, emu_munmap_ctx, addr);
+        }
+        return ptr;
     }
 
     err = ctx->compute ? emu_fault_call(EMU_FAULT_MMAP) : EINVAL;
@@ -172,13 +187,6 @@ void *emu_mmap(void *addr, size_t length, int prot, int flags, int fd,
     }
 
     return ptr;
-}
-
-static void emu_munmap_ctx(emu_ctx_t *ctx, void *arg)
-{
-    if (ctx->compute) {
-        emu_cb_unmapped(ctx, arg);
-    }
 }
 
 int emu_munmap(void *addr, size_t length)

@@ -150,6 +150,26 @@ int emu_close(int fd)
     return close(fd);
 }
 
+int emu_revoke(int fd)
+{
+    emu_ctx_t *ctx = emu_fd_remove(fd);
+    int null_fd, ret;
+
+    if (ctx != NULL) {
+        emu_ctx_destroy(ctx);
+    }
+
+    null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0) {
+        return -1;
+    }
+
+    /* replaces (and closes) the node's file, with its exclusivity lock */
+    ret = dup3(null_fd, fd, O_CLOEXEC);
+    close(null_fd);
+    return (ret < 0) ? -1 : 0;
+}
+
 int emu_fd_path(int fd, char *buf, size_t max)
 {
     emu_ctx_t *ctx;

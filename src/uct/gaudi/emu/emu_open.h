@@ -17,4 +17,8 @@ int emu_close(int fd);
 
 int emu_fd_path(int fd, char *buf, size_t max);
 
+/* The seam's revoke: the context of @fd is released as by close, the
+ * number stays open on /dev/null */
+int emu_revoke(int fd);
+
 #endif

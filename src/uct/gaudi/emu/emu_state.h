@@ -25,7 +25,7 @@
  */
 
 #define EMU_STATE_MAGIC     0x31554d4549445541ull  /* "AUDIEMU1" */
-#define EMU_STATE_VERSION   2
+#define EMU_STATE_VERSION   3
 #define EMU_MAX_ALLOCS      4096
 
 /* Owner of an allocation kept alive by a DMA-BUF after its context left */
@@ -55,6 +55,19 @@ typedef struct emu_shm_dev {
     uint64_t        last_open_period_ms;
     uint64_t        reset_epoch;     /* bumped by every reset             */
     uint64_t        reset_ns;        /* time of the last reset            */
+    /* the reset model (emu_reset.c), after the driver's reset_info */
+    uint32_t        watchdog_active; /* a reset waits for the owner to
+                                        release the device (it registered
+                                        an eventfd)                      */
+    uint32_t        owner_eventfd;   /* the owner registered an eventfd   */
+    uint64_t        watchdog_ns;     /* when the release watchdog fires   */
+    uint64_t        kill_ns;         /* hard reset: when the processes that
+                                        still hold the device are killed,
+                                        0 none (done)                    */
+    uint64_t        release_end_ns;  /* the reset after the last release
+                                        runs until then (open: EAGAIN)   */
+    uint32_t        killed_pid;      /* the last process killed           */
+    uint32_t        pad2;
     uint64_t        dram_used;       /* bytes allocated (or reported)     */
     uint64_t        next_handle;
     uint64_t        cs_queued;       /* CS accepted, not yet executed     */

@@ -6,6 +6,7 @@
 
 #include "emu_common.h"
 #include "emu_sysfs.h"
+#include "emu_dev.h"
 #include "emu_global.h"
 #include "emu_state.h"
 
@@ -18,10 +19,11 @@
 #define EMU_CONTROL_MAJOR   509  /* accel-era control cdev major        */
 #define EMU_PCI_BUS_BASE    0x33
 
-/* MODULE_VERSION of the out-of-tree package ("major.minor.patch-gitsha");
- * 1.24.1 is the first release seen with op 99. Upstream sets none, so its
+/* MODULE_VERSION of the out-of-tree package ("major.minor.patch-gitsha"):
+ * the release emulated (gaudi_emu_config_t oot_version; 1.24.1 is the first
+ * seen with op 99) and "emulated". Upstream sets none, so its
  * /sys/module/habanalabs has no version file */
-#define EMU_OOT_VERSION     "1.24.1-emulated"
+#define EMU_OOT_VERSION_SUFFIX  "-emulated"
 
 typedef enum {
     /* habanalabs driver attributes */
@@ -142,7 +144,8 @@ static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
     char bdf[32];
 
     if (attr == EMU_ATTR_MODULE_VERSION) {
-        return snprintf(buf, max, "%s\n", EMU_OOT_VERSION);  /* no device */
+        return snprintf(buf, max, "%s" EMU_OOT_VERSION_SUFFIX "\n",
+                        emu_g.oot_version);                  /* no device */
     }
 
     sdev = emu_state_dev(dev);
@@ -155,8 +158,8 @@ static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
     case EMU_ATTR_MODULE_ID:
         return snprintf(buf, max, "%u\n", emu_sys_module_id(dev));
     case EMU_ATTR_STATUS:
-        return snprintf(buf, max, "%s\n", emu_sys_status_str(
-                __atomic_load_n(&sdev->status, __ATOMIC_RELAXED)));
+        return snprintf(buf, max, "%s\n",
+                        emu_sys_status_str(emu_dev_status(sdev)));
     case EMU_ATTR_HARD_RESET_CNT:
         return snprintf(buf, max, "%u\n", sdev->hard_reset_cnt);
     case EMU_ATTR_NUMA_NODE:

@@ -7,6 +7,7 @@
 #include "emu_common.h"
 #include "emu_wait.h"
 #include "emu_dev.h"
+#include "emu_reset.h"
 #include "emu_exec.h"
 #include "emu_uaccess.h"
 
@@ -185,8 +186,11 @@ static int emu_wait_multi(emu_ctx_t *ctx, union hl_wait_cs_args *args)
 int emu_wait_ioctl(emu_ctx_t *ctx, union hl_wait_cs_args *args)
 {
     /* hl_wait_ioctl: no waiting at all while the device is not
-     * operational; a reset shows as EBUSY here, not as an aborted CS */
-    if (!emu_dev_operational(ctx->sdev)) {
+     * operational, nor while a reset waits for the user to release it
+     * (watchdog_active); a reset shows as EBUSY here, not as an aborted
+     * CS */
+    if (!emu_dev_operational(ctx->sdev) ||
+        emu_reset_watchdog_active(ctx->sdev)) {
         return -EBUSY;
     }
 

@@ -33,6 +33,23 @@ typedef enum {
     GAUDI_EMU_EXEC_INLINE = 1  /* CS complete inside the CS ioctl */
 } gaudi_emu_exec_t;
 
+/* What a CS that passes the driver's timeout (TDR) does: reset_on_lockup */
+typedef enum {
+    GAUDI_EMU_LOCKUP_RESET       = 0, /* the driver's default
+                                         (reset_on_lockup=1):
+                                         hl_device_cond_reset, which kills
+                                         a process that keeps the device */
+    GAUDI_EMU_LOCKUP_NEEDS_RESET = 1  /* reset_on_lockup=0: the device only
+                                         needs a reset, done when its owner
+                                         closes it */
+} gaudi_emu_lockup_t;
+
+/* Defaults of the reset model's times (docs/emulator.md §8a) */
+#define GAUDI_EMU_WATCHDOG_DEFAULT       5.0  /* seconds */
+#define GAUDI_EMU_KILL_DELAY             1.0  /* seconds */
+#define GAUDI_EMU_RELEASE_RESET_DEFAULT  0.5  /* seconds */
+#define GAUDI_EMU_OOT_VERSION_DEFAULT    "1.24.1"
+
 typedef struct gaudi_emu_config {
     unsigned          num_devices;  /* > 0 */
     uct_gaudi_asic_t  asic;         /* GAUDI2 default; GAUDI1, GAUDI3 */
@@ -50,6 +67,23 @@ typedef struct gaudi_emu_config {
                                         (bit 2 * dcore + n), as the driver
                                         leaves them out of
                                         edma_enabled_mask; 0 = none */
+    /* Resets (docs/emulator.md §8a). Zero fields give the real driver's
+     * default behaviour. */
+    gaudi_emu_lockup_t lockup;      /* what a CS timeout (TDR) does */
+    double            watchdog;     /* seconds a process registered for
+                                       events has to release the device
+                                       after a reset event; 0 = default */
+    int               no_kill;      /* 1: never SIGKILL a process that still
+                                       holds a device being reset (it then
+                                       waits for the process); 0: kill, as
+                                       the driver does */
+    double            release_reset; /* seconds a Gaudi2/3 resets after its
+                                        release (open: EAGAIN); 0 = the
+                                        default, < 0 none */
+    const char        *oot_version; /* with oot_import: the out-of-tree
+                                       release emulated, "major.minor[.patch]"
+                                       (DMA-BUF export offsets are applied
+                                       from 1.24 on); NULL/"" = the default */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
@@ -137,5 +171,17 @@ typedef int (*gaudi_emu_dmabuf_read_func_t)(int fd, uint64_t offset,
                                             void *buf, size_t length,
                                             uint64_t *size_p);
 #define GAUDI_EMU_DMABUF_READ_SYMBOL "gaudi_emu_dmabuf_read"
+
+/*
+ * How many devices of the emulated node are being reset (a reset waits for
+ * its owner's release, or the device is in reset or needs one), so that a
+ * test can hold its devices until every reset is over: a process that
+ * keeps a device being reset is killed meanwhile (docs/emulator.md §8a).
+ * Not part of the driver ABI.
+ */
+int gaudi_emu_resets_pending(void);
+
+typedef int (*gaudi_emu_resets_pending_func_t)(void);
+#define GAUDI_EMU_RESETS_PENDING_SYMBOL "gaudi_emu_resets_pending"
 
 #endif

@@ -279,7 +279,13 @@ static void uct_gaudi_ipc_md_free_cb(void *arg, uint64_t dva, size_t length)
      * grace; else it is deferred and retried, and the free goes on */
     uct_gaudi_ipc_srv_revocation_finish(&md->srv, &rev, md->timeout);
 
-    if (num_regs > 0) {
+    if ((num_regs > 0) && md->dev->failed) {
+        /* not a free: the failed device is released, its exports with it
+         * (gaudi_reset.h); the registrations stay until deregistered */
+        ucs_debug("gaudi_ipc: export of 0x%" PRIx64 "+%zu withdrawn with "
+                  "its failed device (%u registrations)", dva, length,
+                  num_regs);
+    } else if (num_regs > 0) {
         /* an application's mistake, unless UCP itself caches registrations
          * (gaudi_ucx_compat.h): it lets go of them once told of the free */
         ucs_log(UCT_GAUDI_UCP_CACHES_GAUDI_REGS ? UCS_LOG_LEVEL_DEBUG :
