@@ -7,6 +7,7 @@
 #include "emu_cs_test.h"
 
 #include <sched.h>
+#include <thread>
 #include <time.h>
 
 /*
@@ -332,4 +333,96 @@ TEST_F(emu_cs_exec, timing_model_without_a_poller) {
     EXPECT_EQ(0, wait(seq, 0, &out));
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
     EXPECT_LT(now_ns() - t1, 50000000ull);
+}
+
+/*
+ * CB DESTROY while a CS executes packets that read the CB through its device
+ * VA: the thread that executes a CS holds no lock while the data moves, so
+ * the emulator must not free the CB's memory under it (the driver frees a
+ * CB at its last reference only, hl_cb_destroy). The CS completes, or fails
+ * with an MMU fault if it reached the CB after the destroy. Found by
+ * gaudi_fuzz.ioctl under load: the emulator's worker thread died of a SEGV.
+ * In a child process, since before the fix it crashed.
+ */
+TEST_F(emu_cs_exec, cb_destroy_while_executing) {
+    enum { ROUNDS = 8, COPIES = 32, CB_BYTES = 2 << 20 };
+    int status = in_child([this]() -> int {
+        if (init() != 0) {
+            return 10;
+        }
+        m_fd = open_node(0, false);
+        if (m_fd < 0) {
+            return 11;
+        }
+
+        uint64_t dst = dev_buffer(CB_BYTES);
+        for (unsigned round = 0; round < ROUNDS; ++round) {
+            union hl_cb_args cb;
+
+            memset(&cb, 0, sizeof(cb));
+            cb.in.op      = HL_CB_OP_CREATE;
+            cb.in.cb_size = HL_MAX_CB_SIZE;
+            cb.in.flags   = HL_CB_FLAGS_MAP;
+            if (ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb) != 0) {
+                return 12;
+            }
+            uint64_t handle = cb.out.cb_handle;
+            void *ptr = m_ops->mmap(NULL, CB_BYTES, PROT_READ | PROT_WRITE,
+                                    MAP_SHARED, m_fd, handle);
+            if (ptr == MAP_FAILED) {
+                return 13;
+            }
+            memset(&cb, 0, sizeof(cb));
+            cb.in.op        = HL_CB_OP_INFO;
+            cb.in.cb_handle = handle;
+            cb.in.flags     = HL_CB_FLAGS_GET_DEVICE_VA;
+            if (ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb) != 0) {
+                return 14;
+            }
+            uint64_t cb_va = cb.out.device_va;
+
+            /* each packet copies the whole CB, read through its VA */
+            struct uct_gaudi_pkt_lin_dma pkts[COPIES];
+            for (unsigned i = 0; i < COPIES; ++i) {
+                pkts[i] = lin_dma(cb_va, dst, CB_BYTES, false, false);
+            }
+            memcpy(ptr, pkts, sizeof(pkts));
+            uint64_t seq;
+            if (submit_raw(sizeof(pkts), &seq, 0, 0, -1, cb_va) != 0) {
+                return 15;
+            }
+
+            /* another thread executes it (as its waiter) while this one
+             * destroys the CB, at a different point in each round */
+            volatile int started = 0;
+            uint32_t cs_status = 0;
+            std::thread waiter([&]() {
+                started   = 1;
+                cs_status = wait_done(seq);
+            });
+            while (!started) {
+                sched_yield();
+            }
+            usleep(round * 500);
+            memset(&cb, 0, sizeof(cb));
+            cb.in.op        = HL_CB_OP_DESTROY;
+            cb.in.cb_handle = handle;
+            int err = ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb);
+            waiter.join();
+            m_ops->munmap(ptr, CB_BYTES);
+            if (err != 0) {
+                return 16;
+            }
+            if ((cs_status != HL_WAIT_CS_STATUS_COMPLETED) &&
+                (cs_status != HL_WAIT_CS_STATUS_ABORTED)) {
+                return 17;
+            }
+        }
+        m_ops->close(m_fd);
+        return 0;
+    });
+
+    EXPECT_EQ(0, status) << "the child " << ((status < 0) ?
+                            "crashed (killed by a signal)" :
+                            "failed a check (exit code: see the test)");
 }
