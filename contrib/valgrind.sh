@@ -122,8 +122,10 @@ vg_args=(--tool=memcheck --error-exitcode=$vg_rc
          --suppressions="$top/contrib/valgrind.supp"
          ${VALGRIND_EXTRA_ARGS:-})
 
-# from here on a failure is counted, not fatal (as in test/run-tests.sh)
+# from here on a failure is counted, not fatal (as in test/run-tests.sh),
+# and explained as there
 set +e
+. "$top/test/report.bash"
 logdir=$(mktemp -d /tmp/ucx-gaudi-valgrind.XXXXXX)
 passed=0
 failed=0
@@ -134,7 +136,7 @@ skipped=()
 # test/run-tests.sh counts, plus one failure per process log with errors
 run_vg() {
     local name=$1 trace=$2 out="$logdir/$1.log" dir="$logdir/$1"
-    local p f s rc=0 bad=0 logs=0 envs=() t0=$SECONDS vglog
+    local p f s rc=0 bad=0 logs=0 envs=() t0=$SECONDS vglog tests args a
     shift 2
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
@@ -157,6 +159,9 @@ run_vg() {
         f=1
     fi
     grep -E '^\[  FAILED  \] [a-zA-Z]' "$out" | sort -u | sed 's/^/    /'
+    if [ "$f" -gt 0 ]; then
+        report_gtest "$out"
+    fi
     s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
     if [ "${s:-0}" -gt 0 ]; then
         echo "    $s skipped, not counted as passed"
@@ -190,6 +195,17 @@ run_vg() {
         bad=$((bad + 1))
     fi
     f=$((f + bad))
+    if [ "$f" -gt 0 ]; then
+        # the failed tests; the whole suite when only memcheck complained
+        tests=$(report_gtest_failed "$out" | paste -sd:)
+        args=()
+        for a in "$@"; do
+            [ -n "$tests" ] && [[ $a == --gtest_filter=* ]] || args+=("$a")
+        done
+        [ -z "$tests" ] || args+=(--gtest_filter="$tests")
+        report_replay "${envs[@]}" -- valgrind "${vg_args[@]}" \
+            --trace-children="$trace" "${args[@]}"
+    fi
     echo "    $p passed, $f failed ($bad of $logs processes with memcheck" \
          "errors; $((SECONDS - t0)) s; log: $out, valgrind's: $dir)"
     passed=$((passed + p)); failed=$((failed + f))

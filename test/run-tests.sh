@@ -16,6 +16,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/test/report.bash"
 : "${UCX_SRC:?}" "${PREFIX:?}" "${UNIT_TEST:?}" "${EMU_TEST:?}" "${IPC_TEST:?}"
 : "${DEMO:?}"
 ucx_gtest="$UCX_SRC/test/gtest/gtest"
@@ -75,7 +76,9 @@ run_gtest() {
     p=${p:-0}; f=${f:-0}
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         echo "    $name exited with $rc before reporting (crash?): counted as 1 failure"
-        tail -n 20 "$log" | sed 's/^/    | /'
+        # the test it was running, if any, is shown below
+        [ -n "$(report_gtest_failed "$log")" ] ||
+            tail -n 20 "$log" | sed 's/^/    | /'
         f=1
     fi
     if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
@@ -83,6 +86,17 @@ run_gtest() {
         f=1
     fi
     grep -E '^\[  FAILED  \] [a-zA-Z]' "$log" | sort -u | sed 's/^/    /'
+    if [ "$f" -gt 0 ]; then
+        # why, and how to run just those tests again
+        local tests args=() a
+        report_gtest "$log"
+        tests=$(report_gtest_failed "$log" | paste -sd:)
+        for a in "$@"; do
+            [ -n "$tests" ] && [[ $a == --gtest_filter=* ]] || args+=("$a")
+        done
+        [ -z "$tests" ] || args+=(--gtest_filter="$tests")
+        report_replay "${envs[@]}" -- "${args[@]}"
+    fi
     # gtest's PASSED count leaves skipped tests out: say how many there
     # were, so that a suite that skips itself (not root, say) is seen
     s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
@@ -107,7 +121,9 @@ run_script() {
         echo "    SKIPPED, not counted as passed: $(grep -m1 '^SKIP' "$log")"
         skipped+=("$name")
     else
-        echo "    FAILED (log: $log)"; tail -n 30 "$log" | sed 's/^/    | /'
+        echo "    FAILED (exit status $rc; log: $log)"
+        report_script "$log"
+        report_replay -- "$@"
         failed=$((failed + 1))
     fi
 }

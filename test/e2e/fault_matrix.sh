@@ -42,6 +42,27 @@ sizes=${FAULT_MATRIX_SIZES:-"8 4194304"}
 dir=$(mktemp -d /tmp/ucx-gaudi-faults.XXXXXX)
 trap 'rm -rf "$UCX_GAUDI_EMU_STATE_DIR" "$dir"' EXIT
 
+# report_cell WHAT CELL-LINE HOW: a failed cell for the end of the output
+# (the test command prints it; CI keeps nothing else): the cell, the end of
+# its programs' output, and the commands that run it again (the first five
+# failures in full)
+report_cell() {
+    echo "FAIL: $1: $2 ($3)"
+    if [ "$bad" -le 5 ]; then
+        grep -E '^(DIE|CELL)' "$out" | sed 's/^/    > /'
+        echo "    the last lines of its output (UCX's INFO and DIAG left out):"
+        grep -vE 'UCX +(INFO|DIAG)' "$out" | tail -n 25 | sed 's/^/    | /'
+    fi
+    echo "    replay the cell: UCX_GAUDI_EMU_DEVICES=2" \
+         "UCX_GAUDI_DMA_TIMEOUT=1s UCX_GAUDI_EMU_STATE_DIR=\$(mktemp -d)" \
+         "UCX_TLS=${!tls} $FAULT_UCP -o $op -s $size -f $fault -w $side" \
+         "-e $mode -t 40"
+    echo "    or with its three neighbours (both sides and error modes):" \
+         "FAULT_MATRIX_FAULTS=$fault FAULT_MATRIX_OPS=$op" \
+         "FAULT_MATRIX_SIZES=$size bash $0 (in the environment of" \
+         "make print-test-env)"
+}
+
 cells=0 bad=0 start=$SECONDS
 for fault in none $faults; do
     for side in initiator target; do
@@ -55,20 +76,23 @@ for fault in none $faults; do
                     # a fresh emulated node per cell; -t bounds the cell,
                     # timeout(1) backs it up
                     rm -rf "$dir/emu"; mkdir "$dir/emu"
+                    t0=$SECONDS rc=0
                     UCX_GAUDI_EMU_STATE_DIR="$dir/emu" UCX_TLS=${!tls} \
                         timeout -k 5 60 "$FAULT_UCP" -o "$op" -s "$size" \
                         -f "$fault" -w "$side" -e "$mode" -t 40 \
-                        > "$out" 2>&1 || true
+                        > "$out" 2>&1 || rc=$?
                     line=$(grep -m1 '^CELL' "$out" || true)
                     case "$line" in
                     *outcome=ok*|*outcome=error*)
                         echo "$line" >> "$dir/cells" ;;
                     *)
                         bad=$((bad + 1))
-                        echo "FAIL: fault=$fault side=$side mode=$mode" \
-                             "op=$op size=$size: ${line:-no CELL line}"
-                        grep -vE 'UCX +(INFO|DIAG)' "$out" | tail -n 8 |
-                            sed 's/^/    /'
+                        what="fault=$fault side=$side mode=$mode op=$op"
+                        what="$what size=$size"
+                        echo "FAIL: cell $cells ($what), details below"
+                        report_cell "$what" "${line:-no CELL line}" \
+                            "exit status $rc after $((SECONDS - t0)) s" \
+                            >> "$dir/failures"
                         echo "CELL op=$op size=$size side=$side mode=$mode" \
                              "fault=$fault fired=? a=- b=- outcome=FAIL" \
                              >> "$dir/cells" ;;
@@ -129,6 +153,6 @@ echo "fault matrix: $cells cells in $((SECONDS - start)) s, $bad failed"
 if [ "$table" = 1 ] || [ "$bad" -gt 0 ]; then
     summarize
 fi
-[ "$bad" -eq 0 ] || fail "$bad of $cells cells failed"
+[ "$bad" -eq 0 ] || { cat "$dir/failures"; fail "$bad of $cells cells failed"; }
 ok "fault matrix: every one of $cells cells ended with the data right or" \
    "a clean error; both processes went on and released everything"

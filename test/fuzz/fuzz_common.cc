@@ -638,6 +638,7 @@ struct shared_state {
     volatile uint32_t finished;       /* the loop returned */
     volatile uint32_t num_failures;
     char              failures[SHARED_MAX_FAILURES][SHARED_FAILURE_LEN];
+    uint64_t          failure_iteration[SHARED_MAX_FAILURES];
     volatile uint32_t input_len;
     uint8_t           input[SHARED_MAX_INPUT];
     char              summary[2048];
@@ -710,6 +711,7 @@ void worker::fail(const char *fmt, ...)
         snprintf(m_shared->failures[n], SHARED_FAILURE_LEN,
                  "iteration %llu: %s", (unsigned long long)m_shared->iteration,
                  msg);
+        m_shared->failure_iteration[n] = m_shared->iteration;
     }
     if (config().verbose || (n < SHARED_MAX_FAILURES)) {
         printf("[gaudi_fuzz] FAIL at iteration %llu: %s\n",
@@ -888,8 +890,13 @@ void run_target(const char *target, uint64_t batch, double hang_sec,
 
         for (unsigned i = 0; i < std::min<uint32_t>((uint32_t)s->num_failures,
                                                     SHARED_MAX_FAILURES); ++i) {
+            uint64_t it = s->failure_iteration[i];
+
             ADD_FAILURE() << target << " (seed 0x" << std::hex << cfg.seed
-                          << std::dec << "): " << s->failures[i];
+                          << std::dec << "): " << s->failures[i]
+                          << "\n  replay: "
+                          << replay_command(batch ? s->first : it,
+                                            batch ? it - s->first + 1 : 1);
         }
         if (s->num_failures > SHARED_MAX_FAILURES) {
             ADD_FAILURE() << target << ": " << (s->num_failures - SHARED_MAX_FAILURES)

@@ -13,8 +13,9 @@
  * initializes UCX or the emulator). Each child checks at its end that its
  * emulator accounting (imports, device and host mappings, pinned bytes,
  * exports, CB mappings, contexts) and its fd count are back to their values
- * before the scenario started; a hung pair is killed after 60 s (with the
- * threads' backtraces printed if gdb is installed).
+ * before the scenario started; a pair that makes no progress (no message
+ * between them, no output) for 60 s is hung and killed (with the threads'
+ * backtraces printed if gdb is installed): a loaded machine only slows it.
  *
  *   gaudi_ipc_mp_test [gtest options]
  *   GAUDI_IPC_MP_VERBOSE=1  print the children's output of passing tests too

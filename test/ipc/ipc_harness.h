@@ -29,7 +29,7 @@ struct run_spec {
     std::vector<std::string> env;             /* NAME=value, to both */
     int                      victim;          /* index killed by SIGKILL, -1 */
     bool                     allow_errors;    /* UCX ERROR lines are fine */
-    unsigned                 timeout_sec;
+    unsigned                 timeout_sec;     /* without progress: a hang */
 
     run_spec(const std::string &name) :
         scenario(name), victim(-1), allow_errors(false), timeout_sec(60)

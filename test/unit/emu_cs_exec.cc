@@ -7,6 +7,7 @@
 #include "emu_cs_test.h"
 
 #include <sched.h>
+#include <thread>
 #include <time.h>
 
 /*
@@ -148,7 +149,12 @@ TEST_F(emu_cs_exec, cs_returns_before_the_data_moves) {
         EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
         EXPECT_TRUE(moved(1, 8));
     }
-    EXPECT_GT(checked, 0) << "no submission was checked within the grace";
+    /* a loaded machine may be slower than the grace every time: then
+     * nothing was checked, which is not a failure */
+    if (checked == 0) {
+        GTEST_SKIP() << "no submission was checked within the grace ("
+                     << GAUDI_EMU_EXEC_GRACE_NS << " ns) in 20 tries";
+    }
 }
 
 /* Nobody polls: the worker runs the CS once the grace time has passed */
@@ -169,7 +175,12 @@ TEST_F(emu_cs_exec, unpolled_cs_completes) {
 }
 
 /* The poller and the engine share one CPU: a completion must not wait for
- * the scheduler to run another thread (it used to take a tick per CS) */
+ * the scheduler to run another thread (it used to take a tick per CS). Told
+ * by counting, not by time, which a loaded machine stretches: the poll
+ * right after the submission executes the CS itself, so (nearly) every CS
+ * is complete at its first poll; with the engine thread only, (nearly)
+ * none was. The worker may still take one over when the poller is
+ * preempted for longer than the grace between submission and poll. */
 TEST_F(emu_cs_exec, poller_on_a_shared_cpu) {
     cpu_set_t old_set, one;
 
@@ -186,22 +197,28 @@ TEST_F(emu_cs_exec, poller_on_a_shared_cpu) {
     open_buffers();
 
     const int count = 200;
-    uint64_t t0 = now_ns();
+    int at_first_poll = 0;
+    uint64_t polls = 0, t0 = now_ns();
     for (int i = 0; i < count; ++i) {
         struct hl_wait_cs_out out;
         uint64_t seq;
+        int n = 0;
 
         ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], 8, &seq));
         do {
             ASSERT_EQ(0, wait(seq, 0, &out));   /* a pure poll, as UCT's */
+            ++n;
         } while (out.status == HL_WAIT_CS_STATUS_BUSY);
         ASSERT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+        at_first_poll += (n == 1);
+        polls         += n;
     }
     uint64_t took = now_ns() - t0;
     sched_setaffinity(0, sizeof(old_set), &old_set);
 
-    /* a few us each; 1 ms each would be a scheduler tick per CS */
-    EXPECT_LT(took, count * 500000ull) << took / count << " ns per CS";
+    EXPECT_GE(at_first_poll, count / 2)
+            << polls << " polls for " << count << " CSs, "
+            << took / count << " ns per CS";
 }
 
 /* Closing the context aborts what nobody ran yet: its data never moves */
@@ -277,24 +294,39 @@ TEST_F(emu_cs_exec, reset_aborts_queued) {
 }
 
 /* A WAIT_CS that times out while the modelled time runs: BUSY, rc 0, after
- * about its timeout; the waiter already moved the data */
+ * at least its timeout; the waiter already moved the data. A wait that ends
+ * after the modelled time (a loaded machine preempted the test for 0.3 s)
+ * sees the CS complete instead, which proves nothing: tried up to 5 times,
+ * one BUSY answer is needed (a wait that ran to the completion would never
+ * give one). */
 TEST_F(emu_cs_exec, wait_times_out_while_modelled) {
     m_cfg.latency = 0.3;
     open_buffers();
-    struct hl_wait_cs_out out;
-    uint64_t seq;
+    int busy = 0;
 
-    uint64_t t0 = now_ns();
-    ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], BUF, &seq));
-    EXPECT_EQ(0, wait(seq, 20000, &out));
-    uint64_t took = now_ns() - t0;
-    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_BUSY, out.status);
-    EXPECT_GE(took, 20000000ull);
-    EXPECT_LT(took, 300000000ull);
-    EXPECT_TRUE(moved(1, BUF));
+    for (int i = 0; (i < 5) && !busy; ++i) {
+        struct hl_wait_cs_out out;
+        uint64_t seq;
 
-    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
-    EXPECT_GE(now_ns() - t0, 300000000ull);
+        m_host[1].assign(BUF, 0);
+        uint64_t t0 = now_ns();
+        ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], BUF, &seq));
+        EXPECT_EQ(0, wait(seq, 20000, &out));
+        uint64_t took = now_ns() - t0;
+        if (out.status == HL_WAIT_CS_STATUS_BUSY) {
+            EXPECT_GE(took, 20000000ull);
+            ++busy;
+        } else {
+            EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
+            EXPECT_GE(took, 300000000ull) << "complete before its time";
+        }
+        EXPECT_TRUE(moved(1, BUF));
+
+        EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+        EXPECT_GE(now_ns() - t0, 300000000ull);
+    }
+    EXPECT_EQ(1, busy) << "no WAIT_CS of 20 ms timed out before the 0.3 s "
+                          "of its CS in 5 tries";
 }
 
 /* The model with a poller: each CS takes its latency after the previous
@@ -324,13 +356,109 @@ TEST_F(emu_cs_exec, timing_model_without_a_poller) {
     uint64_t t0 = now_ns();
     ASSERT_EQ(0, copy(0, m_host_va[0], m_host_va[1], BUF, &seq));
     usleep(30000);
-    EXPECT_FALSE(hw_idle());
+    bool idle = hw_idle();
+    /* busy when asked before the modelled time is over (a test preempted
+     * for longer may find it idle already) */
+    if (now_ns() - t0 < 100000000ull) {
+        EXPECT_FALSE(idle);
+    }
     wait_idle(5000000000ull);
     EXPECT_GE(now_ns() - t0, 100000000ull);
     EXPECT_TRUE(moved(1, BUF));
 
-    uint64_t t1 = now_ns();
+    /* polled after its time: complete at the first poll */
     EXPECT_EQ(0, wait(seq, 0, &out));
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, out.status);
-    EXPECT_LT(now_ns() - t1, 50000000ull);
+}
+
+/*
+ * CB DESTROY while a CS executes packets that read the CB through its device
+ * VA: the thread that executes a CS holds no lock while the data moves, so
+ * the emulator must not free the CB's memory under it (the driver frees a
+ * CB at its last reference only, hl_cb_destroy). The CS completes, or fails
+ * with an MMU fault if it reached the CB after the destroy. Found by
+ * gaudi_fuzz.ioctl under load: the emulator's worker thread died of a SEGV.
+ * In a child process, since before the fix it crashed.
+ */
+TEST_F(emu_cs_exec, cb_destroy_while_executing) {
+    enum { ROUNDS = 8, COPIES = 32, CB_BYTES = 2 << 20 };
+    int status = in_child([this]() -> int {
+        if (init() != 0) {
+            return 10;
+        }
+        m_fd = open_node(0, false);
+        if (m_fd < 0) {
+            return 11;
+        }
+
+        uint64_t dst = dev_buffer(CB_BYTES);
+        for (unsigned round = 0; round < ROUNDS; ++round) {
+            union hl_cb_args cb;
+
+            memset(&cb, 0, sizeof(cb));
+            cb.in.op      = HL_CB_OP_CREATE;
+            cb.in.cb_size = HL_MAX_CB_SIZE;
+            cb.in.flags   = HL_CB_FLAGS_MAP;
+            if (ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb) != 0) {
+                return 12;
+            }
+            uint64_t handle = cb.out.cb_handle;
+            void *ptr = m_ops->mmap(NULL, CB_BYTES, PROT_READ | PROT_WRITE,
+                                    MAP_SHARED, m_fd, handle);
+            if (ptr == MAP_FAILED) {
+                return 13;
+            }
+            memset(&cb, 0, sizeof(cb));
+            cb.in.op        = HL_CB_OP_INFO;
+            cb.in.cb_handle = handle;
+            cb.in.flags     = HL_CB_FLAGS_GET_DEVICE_VA;
+            if (ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb) != 0) {
+                return 14;
+            }
+            uint64_t cb_va = cb.out.device_va;
+
+            /* each packet copies the whole CB, read through its VA */
+            struct uct_gaudi_pkt_lin_dma pkts[COPIES];
+            for (unsigned i = 0; i < COPIES; ++i) {
+                pkts[i] = lin_dma(cb_va, dst, CB_BYTES, false, false);
+            }
+            memcpy(ptr, pkts, sizeof(pkts));
+            uint64_t seq;
+            if (submit_raw(sizeof(pkts), &seq, 0, 0, -1, cb_va) != 0) {
+                return 15;
+            }
+
+            /* another thread executes it (as its waiter) while this one
+             * destroys the CB, at a different point in each round */
+            volatile int started = 0;
+            uint32_t cs_status = 0;
+            std::thread waiter([&]() {
+                started   = 1;
+                cs_status = wait_done(seq);
+            });
+            while (!started) {
+                sched_yield();
+            }
+            usleep(round * 500);
+            memset(&cb, 0, sizeof(cb));
+            cb.in.op        = HL_CB_OP_DESTROY;
+            cb.in.cb_handle = handle;
+            int err = ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb);
+            waiter.join();
+            m_ops->munmap(ptr, CB_BYTES);
+            if (err != 0) {
+                return 16;
+            }
+            if ((cs_status != HL_WAIT_CS_STATUS_COMPLETED) &&
+                (cs_status != HL_WAIT_CS_STATUS_ABORTED)) {
+                return 17;
+            }
+        }
+        m_ops->close(m_fd);
+        return 0;
+    });
+
+    EXPECT_EQ(0, status) << "the child " << ((status < 0) ?
+                            "crashed (killed by a signal)" :
+                            "failed a check (exit code: see the test)");
 }

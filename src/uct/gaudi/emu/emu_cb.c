@@ -59,7 +59,8 @@ static int emu_cb_map_device(emu_ctx_t *ctx, emu_cb_t *cb)
     return ret;
 }
 
-static void emu_cb_free(emu_ctx_t *ctx, emu_cb_t *cb)
+/* Take a CB out of the device MMU (HL_CB_FLAGS_MAP); ctx->lock held */
+static void emu_cb_unmap_device(emu_ctx_t *ctx, emu_cb_t *cb)
 {
     emu_map_t *map;
 
@@ -68,7 +69,13 @@ static void emu_cb_free(emu_ctx_t *ctx, emu_cb_t *cb)
         if (map != NULL) {
             emu_va_remove(&ctx->va, map);
         }
+        cb->device_va = 0;
     }
+}
+
+static void emu_cb_free(emu_ctx_t *ctx, emu_cb_t *cb)
+{
+    emu_cb_unmap_device(ctx, cb);
 
     /* a user mapping keeps the memfd pages alive until munmap */
     munmap(cb->kva, cb->length);
@@ -143,6 +150,15 @@ static int emu_cb_destroy(emu_ctx_t *ctx, union hl_cb_args *args)
     cb = emu_cb_find(ctx, args->in.cb_handle, &prev);
     if (cb != NULL) {
         *prev = cb->next;
+        /* A CS being executed (emu_exec.c: no lock held while the data
+         * moves) may be reading this CB through its device VA: its memory
+         * goes only after that CS, as the driver frees a CB at its last
+         * reference (hl_cb_destroy). A CS that looks the VA up from now on
+         * takes an MMU fault: the VA goes first. */
+        emu_cb_unmap_device(ctx, cb);
+        while (ctx->executing) {
+            pthread_cond_wait(&ctx->cond, &ctx->lock);
+        }
         emu_cb_free(ctx, cb);
     }
     pthread_mutex_unlock(&ctx->lock);

@@ -1,0 +1,104 @@
+# What a failed test suite prints, shared by test/run-tests.sh and
+# contrib/valgrind.sh: the test command's own output must explain every
+# failure, since CI keeps only what was printed (the logs under /tmp go with
+# the fresh root they ran in). Sourced; prints to stdout, each line
+# indented by four spaces.
+
+# report_gtest LOG: for each test that failed in a gtest program's LOG, its
+# assertion lines (from gtest's first "...: Failure" line of the test on,
+# at most 40 lines), or the last lines of its output when it has none; and a
+# test that was still running when the program ended (a crash) with its
+# last lines. Prints nothing when nothing failed.
+report_gtest() {
+    awk '
+    function flush_ring(   i, n0) {
+        n0 = (ring_n > RING) ? ring_n - RING : 0
+        for (i = n0; i < ring_n; ++i) print "    | " ring[i % RING]
+    }
+    function show(name, how) {
+        print "    --- " name ": " how
+        if (cap_n > 0) {
+            for (i = 0; i < cap_n; ++i) print "    | " cap[i]
+            if (cap_more) print "    | (" cap_more " more lines in the log)"
+        } else {
+            flush_ring()
+        }
+    }
+    BEGIN { RING = 20; MAX = 40 }
+    /^\[ RUN      \] / {
+        test = $4; ring_n = 0; cap_n = 0; cap_more = 0; next
+    }
+    test == "" { next }
+    /^\[       OK \] / || /^\[  SKIPPED \] / { test = ""; next }
+    /^\[  FAILED  \] / {
+        name = $4; sub(/,$/, "", name)   # ", where GetParam() = ..."
+        if (name == test) { show(test, "failed"); test = ""; next }
+    }
+    {
+        ring[ring_n++ % RING] = $0
+        if (cap_n == 0 && $0 !~ /: Failure$/) next
+        if (cap_n < MAX) cap[cap_n++] = $0; else cap_more++
+    }
+    END {
+        if (test != "") show(test, "still running when the program ended " \
+                                   "(a crash?)")
+    }' "$1"
+}
+
+# report_gtest_failed LOG: the names of the tests that failed, or was running
+# when the program ended, one per line (for a --gtest_filter)
+report_gtest_failed() {
+    awk '
+    /^\[ RUN      \] / { test = $4; next }
+    /^\[       OK \] / || /^\[  SKIPPED \] / { test = ""; next }
+    /^\[  FAILED  \] / {
+        name = $4; sub(/,$/, "", name)
+        if (name == test) { print test; test = ""; next }
+    }
+    END { if (test != "") print test }' "$1" | sort -u
+}
+
+# report_replay [ENV...] -- COMMAND...: "replay: <the command>", shell-quoted,
+# to copy and paste: a fresh emulator state directory instead of the one of
+# the run (UCX_GAUDI_EMU_STATE_DIR=$(mktemp -d)), UCX_PLUGIN_PATH when set
+report_replay() {
+    local line="" a
+    while [ "$1" != "--" ]; do
+        if [[ $1 == UCX_GAUDI_EMU_STATE_DIR=* ]]; then
+            line+='UCX_GAUDI_EMU_STATE_DIR=$(mktemp -d) '
+        else
+            line+="$(printf '%q' "$1") "
+        fi
+        shift
+    done
+    shift
+    if [ -n "${UCX_PLUGIN_PATH:-}" ]; then
+        line="UCX_PLUGIN_PATH=$(printf '%q' "$UCX_PLUGIN_PATH") $line"
+    fi
+    for a in "$@"; do
+        line+="$(printf '%q' "$a") "
+    done
+    echo "    replay: ${line% }"
+}
+
+# report_script LOG: the end of a failed script's output: its last 40
+# lines, or from its first line that starts with FAIL on if that is earlier
+# (a script that reports several failures, e.g. the fault matrix, prints
+# their details there); at most 200 lines, and then every FAIL line before
+# them first
+report_script() {
+    local log=$1 n first start max=200
+    n=$(wc -l < "$log")
+    first=$(grep -n -m1 '^FAIL' "$log" | cut -d: -f1)
+    start=$((n > 40 ? n - 39 : 1))
+    if [ -n "$first" ] && [ "$first" -lt "$start" ]; then
+        start=$first
+    fi
+    if [ $((n - start + 1)) -gt "$max" ]; then
+        start=$((n - max + 1))
+        head -n $((start - 1)) "$log" | grep -n '^FAIL' |
+            sed 's/^\([0-9]*\):/    | (line \1) /'
+    fi
+    [ "$start" -le 1 ] || echo "    | ... lines $start-$n of $n:"
+    tail -n +"$start" "$log" | sed 's/^/    | /'
+}
