@@ -9,11 +9,11 @@
 #endif
 
 #include "gaudi_health.h"
-#include "gaudi_reset.h"
 
 #include <ucs/sys/string.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 
 const char *uct_gaudi_dev_name(const uct_gaudi_dev_t *dev)
@@ -60,6 +60,20 @@ ucs_status_t uct_gaudi_dev_check(uct_gaudi_dev_t *dev)
     return UCS_ERR_IO_ERROR;
 }
 
+/* Wake the async handler that watches the driver's events of @a dev
+ * (gaudi_reset.c): it releases what keeps a failed device open. Written
+ * here, not called there, so that the health of a device, which everything
+ * in drv/ reports to, depends on nothing (a no-op on a device not watched) */
+static void uct_gaudi_dev_wake_watcher(uct_gaudi_dev_t *dev)
+{
+    uint64_t one = 1;
+
+    if ((dev->event_fd >= 0) &&
+        (write(dev->event_fd, &one, sizeof(one)) != sizeof(one))) {
+        ucs_diag("%s: failed to signal its event fd: %m", dev->name);
+    }
+}
+
 void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
 {
     va_list ap;
@@ -78,7 +92,7 @@ void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
 
     ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
     /* what keeps it open goes now, from the async thread */
-    uct_gaudi_reset_kick(dev);
+    uct_gaudi_dev_wake_watcher(dev);
 }
 
 int uct_gaudi_dev_is_operational(uct_gaudi_dev_t *dev)

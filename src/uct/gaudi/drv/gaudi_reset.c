@@ -136,16 +136,6 @@ void uct_gaudi_reset_unwatch(uct_gaudi_dev_t *dev)
     dev->event_fd = -1;
 }
 
-void uct_gaudi_reset_kick(uct_gaudi_dev_t *dev)
-{
-    uint64_t one = 1;
-
-    if ((dev->event_fd >= 0) &&
-        (write(dev->event_fd, &one, sizeof(one)) != sizeof(one))) {
-        ucs_diag("%s: failed to signal its event fd: %m", dev->name);
-    }
-}
-
 void uct_gaudi_reset_release(uct_gaudi_dev_t *dev)
 {
     ucs_assert(dev->failed);

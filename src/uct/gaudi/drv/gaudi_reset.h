@@ -41,9 +41,6 @@ ucs_status_t uct_gaudi_reset_watch(uct_gaudi_dev_t *dev);
 void uct_gaudi_reset_unwatch(uct_gaudi_dev_t *dev);
 
 
-/* The device failed: have the async thread release it (a no-op on a device
- * that is not watched) */
-void uct_gaudi_reset_kick(uct_gaudi_dev_t *dev);
 
 
 /* Release everything that keeps the device open, once (the device must be
