@@ -206,8 +206,9 @@ TEST(base_fault, open_all_unavailable) {
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
         EXPECT_EQ(1u, log.count("no Gaudi device could be opened: 0 busy, 2 "
-                                "unavailable (last error: Resource "
-                                "temporarily unavailable)"));
+                                "still resetting after 0.1 s "
+                                "(UCX_GAUDI_RESET_WAIT), 0 unavailable (last "
+                                "error: Resource temporarily unavailable)"));
     });
 }
 

@@ -282,6 +282,8 @@ static void uct_gaudi_lib_apply_maptab(uct_gaudi_dev_info_t *devs,
  * copy over one PCIe Gen4 link takes 0.2 s; valgrind runs take minutes */
 #define UCT_GAUDI_LIB_DMA_TIMEOUT_MIN 0.1
 #define UCT_GAUDI_LIB_DMA_TIMEOUT_MAX (24.0 * 3600.0)
+/* 0: no wait; a reset scrubs the HBM in seconds, an hour is a stuck one */
+#define UCT_GAUDI_LIB_RESET_WAIT_MAX  3600.0
 
 /* What the config parser cannot check by type */
 static ucs_status_t
@@ -293,6 +295,14 @@ uct_gaudi_lib_check_config(const uct_gaudi_lib_config_t *config)
                   "%gs..%gs", config->dma_timeout,
                   UCT_GAUDI_LIB_DMA_TIMEOUT_MIN,
                   UCT_GAUDI_LIB_DMA_TIMEOUT_MAX);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (!(config->reset_wait >= 0) ||
+        !(config->reset_wait <= UCT_GAUDI_LIB_RESET_WAIT_MAX)) {
+        ucs_error("UCX_GAUDI_RESET_WAIT=%.3gs is out of range: accepted "
+                  "0s..%gs", config->reset_wait,
+                  UCT_GAUDI_LIB_RESET_WAIT_MAX);
         return UCS_ERR_INVALID_PARAM;
     }
 

@@ -41,7 +41,8 @@
 typedef struct {
     unsigned candidates;  /* usable devices tried */
     unsigned busy;        /* EBUSY: owned by another process */
-    unsigned unavailable; /* EAGAIN/EPERM/other: resetting or broken */
+    unsigned unavailable; /* EPERM/other: broken */
+    unsigned resetting;   /* EAGAIN after UCX_GAUDI_RESET_WAIT */
     int      last_err;
 } uct_gaudi_own_scan_t;
 
@@ -318,9 +319,11 @@ static ucs_status_t uct_gaudi_own_scan_result(const uct_gaudi_own_scan_t *scan,
     }
 
     uct_gaudi_own_report(UCS_LOG_LEVEL_WARN, "no Gaudi device%s could be "
-                         "opened: %u busy, %u unavailable (last error: %s)",
-                         assign->why, scan->busy, scan->unavailable,
-                         strerror(scan->last_err));
+                         "opened: %u busy, %u still resetting after %.1f s "
+                         "(UCX_GAUDI_RESET_WAIT), %u unavailable (last "
+                         "error: %s)", assign->why, scan->busy,
+                         scan->resetting, uct_gaudi_lib_config()->reset_wait,
+                         scan->unavailable, strerror(scan->last_err));
     return (scan->busy > 0) ? UCS_ERR_BUSY : UCS_ERR_NO_DEVICE;
 }
 
@@ -346,11 +349,13 @@ static int uct_gaudi_own_try_mask(uct_gaudi_dev_t *dev, uint64_t mask,
         if (scan->last_err == EBUSY) {
             ++scan->busy;
             ucs_debug("%s is busy (owned by another process)", info->name);
+        } else if (scan->last_err == EAGAIN) {
+            ++scan->resetting;
+            ucs_debug("%s is still resetting", info->name);
         } else {
             ++scan->unavailable;
             ucs_debug("%s is unavailable: %s%s", info->name,
                       strerror(scan->last_err),
-                      (scan->last_err == EAGAIN) ? " (resetting)" :
                       (scan->last_err == EPERM) ? " (not operational)" : "");
         }
     }
@@ -362,7 +367,7 @@ static int uct_gaudi_own_try_mask(uct_gaudi_dev_t *dev, uint64_t mask,
 static ucs_status_t uct_gaudi_own_open_scan(uct_gaudi_dev_t *dev,
                                             uct_gaudi_assign_t *assign)
 {
-    uct_gaudi_own_scan_t scan = {0, 0, 0, 0};
+    uct_gaudi_own_scan_t scan = {0, 0, 0, 0, 0};
 
     if (uct_gaudi_own_try_mask(dev, assign->preferred, &scan) ||
         uct_gaudi_own_try_mask(dev, assign->candidates & ~assign->preferred,

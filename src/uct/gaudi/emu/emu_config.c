@@ -69,27 +69,31 @@ static int emu_config_check_model(const gaudi_emu_config_t *config)
 
     if ((config->lockup != GAUDI_EMU_LOCKUP_RESET) &&
         (config->lockup != GAUDI_EMU_LOCKUP_NEEDS_RESET)) {
-        emu_error("invalid CS timeout behaviour %d", (int)config->lockup);
+        emu_error("EMU_RESET_ON_LOCKUP: invalid CS timeout behaviour %d",
+                  (int)config->lockup);
         return -EINVAL;
     }
 
     if ((config->oot_version != NULL) && (config->oot_version[0] != '\0') &&
         !emu_config_parse_version(config->oot_version, NULL, NULL)) {
-        emu_error("invalid out-of-tree driver version '%s' (major.minor"
-                  "[.patch], up to 31 characters)", config->oot_version);
+        emu_error("EMU_OOT_VERSION: invalid out-of-tree driver version '%s' "
+                  "(major.minor[.patch], up to 31 characters)",
+                  config->oot_version);
         return -EINVAL;
     }
 
     if (isnan(config->release_reset) || (config->release_reset > 60)) {
-        emu_error("invalid reset time after release %g s (at most 60; 0: "
-                  "%g s; negative: none)", config->release_reset,
+        emu_error("EMU_RELEASE_RESET: invalid reset time after release %g s "
+                  "(at most 60; 0: %g s; negative: none)",
+                  config->release_reset,
                   GAUDI_EMU_RELEASE_RESET_DEFAULT);
         return -EINVAL;
     }
 
     if (!(config->watchdog >= 0) || (config->watchdog > 600)) {
-        emu_error("invalid release watchdog %g s (0..600; 0: %g s)",
-                  config->watchdog, GAUDI_EMU_WATCHDOG_DEFAULT);
+        emu_error("EMU_RELEASE_WATCHDOG: invalid release watchdog %g s "
+                  "(0..600; 0: %g s)", config->watchdog,
+                  GAUDI_EMU_WATCHDOG_DEFAULT);
         return -EINVAL;
     }
 
