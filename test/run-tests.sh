@@ -38,6 +38,9 @@ logdir=${TEST_LOG_DIR:-$(mktemp -d /tmp/ucx-gaudi-tests.XXXXXX)}
 passed=0
 failed=0
 skipped=()
+# "SECONDS NAME" per suite: the slowest are named at the end (CI's time
+# budget is 90 min for every build: README, "Times")
+times=()
 
 # skip NAME REASON...: a suite that cannot run here: neither passed nor
 # failed
@@ -69,8 +72,10 @@ run_gtest() {
         fi
     fi
     echo "=== $name"
+    local t0=$SECONDS
     env "${envs[@]}" "$@" > "$log" 2>&1
     local rc=$?
+    times+=("$((SECONDS - t0)) $name")
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*listed below.*/\1/p' "$log" | tail -n 1)
     p=${p:-0}; f=${f:-0}
@@ -104,19 +109,20 @@ run_gtest() {
         echo "    $s skipped, not counted as passed"
         skipped+=("$name($s)")
     fi
-    echo "    $p passed, $f failed (log: $log)"
+    echo "    $p passed, $f failed in $((SECONDS - t0)) s (log: $log)"
     passed=$((passed + p)); failed=$((failed + f))
 }
 
 # run_script NAME SCRIPT: a shell test whose exit status is its verdict;
 # 77 means it could not run here (a skip: neither passed nor failed)
 run_script() {
-    local name=$1 log="$logdir/$1.log" rc=0
+    local name=$1 log="$logdir/$1.log" rc=0 t0=$SECONDS
     shift
     echo "=== $name"
     "$@" > "$log" 2>&1 || rc=$?
+    times+=("$((SECONDS - t0)) $name")
     if [ "$rc" -eq 0 ]; then
-        echo "    passed"; passed=$((passed + 1))
+        echo "    passed in $((SECONDS - t0)) s"; passed=$((passed + 1))
     elif [ "$rc" -eq 77 ]; then
         echo "    SKIPPED, not counted as passed: $(grep -m1 '^SKIP' "$log")"
         skipped+=("$name")
@@ -194,6 +200,8 @@ for t in "$here"/test/e2e/*.sh; do
         DBUFSINK_DIR="${DBUFSINK_DIR:-}" bash "$t"
 done
 
+echo "the slowest suites: $(printf '%s\n' "${times[@]}" | sort -rn | head -n 6 |
+                           awk '{ printf "%s%s %d s", (NR > 1) ? ", " : "", $2, $1 }')"
 [ "${#skipped[@]}" -eq 0 ] ||
     echo "${#skipped[@]} skipped (not run here): ${skipped[*]}"
 echo "$passed passed, $failed failed"
