@@ -449,6 +449,8 @@ TEST_F(emu_dmabuf, export_offset_per_driver_release) {
         EXPECT_EQ(0, unmap(m_fd, iva));
         m_ops->close(m_fd);
         m_fd = -1;
+        free(m_cb);     /* open_ok() allocates it again */
+        m_cb = NULL;
         gaudi_emu_fini();
     }
 }
