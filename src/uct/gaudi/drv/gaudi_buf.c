@@ -16,6 +16,7 @@
 
 #include <ucs/datastruct/khash.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/compiler_def.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/spinlock.h>
 #include <pthread.h>
@@ -173,4 +174,27 @@ int uct_gaudi_buf_device_failed(char *reason, size_t max)
     }
     pthread_mutex_unlock(&uct_gaudi_buf_ctx.lock);
     return failed;
+}
+
+/*
+ * The process exits (or the module is unloaded) with the device it kept for
+ * its buffers: give it back now. What watches the device's driver events is
+ * a handler on UCS's async thread, which must be removed before UCS's own
+ * cleanup (a library is finalized before those it depends on: this runs
+ * first); and a Gaudi2's reset after release starts at once. The buffers
+ * still allocated go with the device.
+ */
+UCS_STATIC_CLEANUP {
+    pthread_mutex_lock(&uct_gaudi_buf_ctx.lock);
+    if (uct_gaudi_buf_ctx.dev != NULL) {
+        ucs_debug("%s: released with %u Gaudi buffers still allocated",
+                  uct_gaudi_buf_ctx.dev->name,
+                  kh_size(&uct_gaudi_buf_ctx.bufs));
+        kh_destroy_inplace(uct_gaudi_buf, &uct_gaudi_buf_ctx.bufs);
+        /* (zeroed, as the static initializer left it: a valid empty table) */
+        memset(&uct_gaudi_buf_ctx.bufs, 0, sizeof(uct_gaudi_buf_ctx.bufs));
+        uct_gaudi_dev_release(uct_gaudi_buf_ctx.dev);
+        uct_gaudi_buf_ctx.dev = NULL;
+    }
+    pthread_mutex_unlock(&uct_gaudi_buf_ctx.lock);
 }
