@@ -94,7 +94,7 @@ static void uct_gaudi_ipc_iface_not_shared(uct_gaudi_ipc_iface_t *iface,
             "UCX_GAUDI_IPC_DIR", pid, iface->md->srv.dir.path);
 }
 
-/* This process, or another process of this host whose fd server's entry is
+/* Another process of this host whose fd server's entry is
  * in our directory (it shares the directory: its network and PID namespaces
  * do not matter) and whose DMA-BUFs our driver can import (op 99) */
 static int uct_gaudi_ipc_iface_reachable(uct_gaudi_iface_t *super,
@@ -121,9 +121,18 @@ static int uct_gaudi_ipc_iface_reachable(uct_gaudi_iface_t *super,
         uct_gaudi_reach_fail(info, "another host (boot id)");
         return 0;
     } else if (uct_gaudi_ipc_srv_id_equal(&addr.srv.id, &srv->entry.id)) {
-        /* this process's own memory needs no import: its keys map it where
-         * it is (UCP's self endpoints, a loopback test) */
-        return 1;
+        /* This process, as cuda_ipc: not reachable. UCP's memory-type
+         * endpoints (to self) would take gaudi_ipc for their RMA lane, and
+         * UCP 1.13.1's rendezvous pipeline then gets from the device buffer
+         * with a key packed from its host fragment's memh
+         * (ucp_rndv_send_frag_update_get_rkey, for an MD that needs keys):
+         * the key of other memory, no key of ours (UBSan: a NULL key in
+         * uct_gaudi_ipc_map_translate). gaudi_copy moves this process's own
+         * Gaudi memory; a key of our own export still unpacks (its self
+         * mapping) for whoever holds one. */
+        uct_gaudi_reach_fail(info, "this process (its own Gaudi memory is "
+                             "gaudi_copy's)");
+        return 0;
     } else if ((dev.dir_dev != srv->dir.dev) ||
                (dev.dir_ino != srv->dir.ino)) {
         uct_gaudi_ipc_iface_not_shared(iface, addr.pid, info);
