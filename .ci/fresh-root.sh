@@ -72,6 +72,10 @@ cleanup() {
 }
 trap cleanup EXIT
 tar -C "$root" -xf "$cache/bookworm-base.tar"
+# the root's "/" as on a machine: mktemp's 0700 (of the root, and of the
+# base's "." in the archive) kept every other uid out of the whole tree, so
+# the tests that act as uid nobody found nothing they could reach
+chmod 0755 "$root"
 # "/" inside is a mount point of its own, as on a machine (ip netns exec and
 # unshare -m make it a slave), and private: nothing mounted inside shows
 # outside
