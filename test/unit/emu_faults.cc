@@ -43,6 +43,20 @@ protected:
 
     int timeout_child(bool eventfd, bool close_on_event);
 
+    /* With fault "cs_timeout:2": two CSs, the first completes, the second
+     * times out (ETIMEDOUT); @a seq1_p: the first one's sequence */
+    void second_cs_times_out(uint64_t *seq1_p)
+    {
+        uint64_t seq2;
+        int err;
+
+        ASSERT_EQ(0, submit_raw(nop_cb(), seq1_p));
+        ASSERT_EQ(0, submit_raw(nop_cb(), &seq2));
+        EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(*seq1_p));
+        EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_TIMEDOUT, wait_done(seq2, &err));
+        EXPECT_EQ(ETIMEDOUT, err);
+    }
+
     std::string sysfs_status(int dev)
     {
         char path[64], buf[64];
@@ -185,13 +199,9 @@ TEST_F(emu_faults, cs_timeout) {
     int efd = register_eventfd(m_fd);
     ASSERT_GE(efd, 0);
 
-    uint64_t seq1, seq2, seq3;
-    int err;
-    ASSERT_EQ(0, submit_raw(nop_cb(), &seq1));
-    ASSERT_EQ(0, submit_raw(nop_cb(), &seq2));
-    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq1));
-    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_TIMEDOUT, wait_done(seq2, &err));
-    EXPECT_EQ(ETIMEDOUT, err);
+    uint64_t seq1, seq3;
+    second_cs_times_out(&seq1);
+    ASSERT_FALSE(HasFatalFailure());
 
     /* the notifier fired: a reset */
     struct pollfd pfd = {efd, POLLIN, 0};
@@ -234,13 +244,9 @@ TEST_F(emu_faults, cs_timeout_needs_reset) {
     int efd = register_eventfd(m_fd);
     ASSERT_GE(efd, 0);
 
-    uint64_t seq1, seq2, seq3;
-    int err;
-    ASSERT_EQ(0, submit_raw(nop_cb(), &seq1));
-    ASSERT_EQ(0, submit_raw(nop_cb(), &seq2));
-    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq1));
-    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_TIMEDOUT, wait_done(seq2, &err));
-    EXPECT_EQ(ETIMEDOUT, err);
+    uint64_t seq1, seq3;
+    second_cs_times_out(&seq1);
+    ASSERT_FALSE(HasFatalFailure());
 
     /* the device needs a reset: most ioctls are EBUSY */
     EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_NEEDS_RESET, dev_status(m_fd));
