@@ -329,6 +329,16 @@ GIPC_SCENARIO(attrs)
     GIPC_ASSERT(rr.size() == 2);
     check_packed_rkey(p, rr[0], rr[1]);
 
+    /* a key of this process's own export does not unpack: its memory is
+     * gaudi_copy's, as reachability says (check_reachability) */
+    {
+        wire_region own;
+
+        p.pack(r, &own);
+        GIPC_EXPECT(p.unpack(own.rkey, &bundle) == UCS_ERR_UNREACHABLE)
+                << "a key of this process's own memory unpacked";
+    }
+
     status = uct_ep_check(p.ep(), 0, NULL);
     GIPC_EXPECT((status == UCS_OK) || (status == UCS_INPROGRESS))
             << "uct_ep_check on a live peer: " << ucs_status_string(status);

@@ -181,9 +181,7 @@ void uct_gaudi_ipc_op_release(uct_gaudi_op_t *super)
     uct_gaudi_ipc_iface_t *iface = ucs_derived_of(super->iface,
                                                   uct_gaudi_ipc_iface_t);
 
-    if (op->map != NULL) {
-        uct_gaudi_ipc_cache_put(&iface->md->cache, op->map);
-    }
+    uct_gaudi_ipc_cache_put(&iface->md->cache, op->map);
 }
 
 /* Zero-copy operation on host local buffers: the DMA engine reaches host
@@ -262,13 +260,6 @@ ucs_status_t uct_gaudi_ipc_ep_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                         uct_gaudi_ipc_op_t);
     if (ucs_unlikely(op == NULL)) {
         return UCS_ERR_NO_MEMORY;
-    }
-
-    if (unpacked->map == &unpacked->self) {
-        /* this process's own memory (a self endpoint): both ends in this
-         * device's HBM, as a copy within it, with nothing to hold */
-        op->map = NULL;
-        return uct_gaudi_op_post(&op->super, xfers, count, UCT_GAUDI_DMA_D2D);
     }
 
     /* the mapping stays while the DMA runs, whatever happens to the key */

@@ -128,8 +128,8 @@ static int uct_gaudi_ipc_iface_reachable(uct_gaudi_iface_t *super,
          * (ucp_rndv_send_frag_update_get_rkey, for an MD that needs keys):
          * the key of other memory, no key of ours (UBSan: a NULL key in
          * uct_gaudi_ipc_map_translate). gaudi_copy moves this process's own
-         * Gaudi memory; a key of our own export still unpacks (its self
-         * mapping) for whoever holds one. */
+         * Gaudi memory, and a key of our own export does not unpack
+         * (gaudi_ipc_md.c). */
         uct_gaudi_reach_fail(info, "this process (its own Gaudi memory is "
                              "gaudi_copy's)");
         return 0;

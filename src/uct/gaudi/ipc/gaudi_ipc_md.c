@@ -516,38 +516,6 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
     return UCS_OK;
 }
 
-/*
- * A key of this process's own memory (UCP's self endpoints, a loopback
- * test): no import, the DMA engine reaches the memory where it is. Only an
- * export of ours with its random cookie, and only inside it, qualifies: a
- * key another process forged with our pid must not make us copy into our
- * own memory wherever it likes. md->lock held.
- */
-static ucs_status_t
-uct_gaudi_ipc_md_self_map(uct_gaudi_ipc_md_t *md,
-                          const uct_gaudi_ipc_rkey_t *key,
-                          uct_gaudi_ipc_map_t *map)
-{
-    uct_gaudi_ipc_export_t *export = uct_gaudi_ipc_md_find(&md->by_id,
-                                                           key->export_id);
-
-    if ((export == NULL) || (export->exp.fd < 0) ||
-        (export->cookie != key->cookie) || (export->exp.base != key->base) ||
-        (export->exp.length != key->length)) {
-        return UCS_ERR_UNREACHABLE;
-    }
-
-    memset(map, 0, sizeof(*map));
-    map->super.start = key->base;
-    map->super.end   = key->base + key->length;
-    map->peer_id     = md->srv.entry.id;
-    map->pid         = getpid();
-    map->export_id   = key->export_id;
-    map->cookie      = key->cookie;
-    map->dva         = key->base;
-    return UCS_OK;
-}
-
 /* Why a key's memory cannot be imported, or NULL if it can; md_lock held */
 static const char *
 uct_gaudi_ipc_md_unreachable_reason(const uct_gaudi_ipc_md_t *md,
@@ -577,7 +545,6 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
     uct_gaudi_ipc_md_t *md;
     const char *reason;
     ucs_status_t status;
-    int self;
 
     /* UCP packs rkeys byte by byte: rkey_buffer may be misaligned */
     memcpy(&unpacked, rkey_buffer, sizeof(unpacked));
@@ -601,21 +568,24 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
     rkey->end   = rkey->start + key->range_length;
 
     pthread_mutex_lock(&uct_gaudi_ipc_md_lock);
-    md   = uct_gaudi_ipc_md_singleton;
-    /* ours by our fd server's identity, not by pid: a process of another
-     * PID namespace may have our pid */
-    self = (md != NULL) && (key->system_id == md->system_id) &&
-           uct_gaudi_ipc_md_key_is_local(md, key);
-    if (self) {
-        pthread_mutex_lock(&md->lock);
-        status = uct_gaudi_ipc_md_self_map(md, key, &rkey->self);
-        pthread_mutex_unlock(&md->lock);
-        reason = "this process's memory, but not a live export of it";
-    } else {
-        reason = uct_gaudi_ipc_md_unreachable_reason(md, key);
-        status = (reason == NULL) ? UCS_OK : UCS_ERR_UNREACHABLE;
+    md = uct_gaudi_ipc_md_singleton;
+    /* ours by our fd server's identity, not by pid (a process of another
+     * PID namespace may have our pid): this process's own memory is not
+     * gaudi_ipc's, as its interface says (gaudi_ipc_iface.c). UCP unpacks
+     * the keys of its endpoints to self too and stages nothing for them:
+     * no line, no count */
+    if ((md != NULL) && (key->system_id == md->system_id) &&
+        uct_gaudi_ipc_md_key_is_local(md, key)) {
+        pthread_mutex_unlock(&uct_gaudi_ipc_md_lock);
+        ucs_debug("gaudi_ipc: a key of this process's own memory 0x%" PRIx64
+                  "+%" PRIu64 ": not reachable (gaudi_copy's)", key->base,
+                  key->length);
+        status = UCS_ERR_UNREACHABLE;
+        goto err_free;
     }
 
+    reason = uct_gaudi_ipc_md_unreachable_reason(md, key);
+    status = (reason == NULL) ? UCS_OK : UCS_ERR_UNREACHABLE;
     if (status == UCS_OK) {
         ++md->refcount; /* the mapping refers to the MD */
     } else {
@@ -633,14 +603,10 @@ uct_gaudi_ipc_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
         goto err_free;
     }
 
-    if (self) {
-        rkey->map = &rkey->self;
-    } else {
-        status = uct_gaudi_ipc_cache_get(&md->cache, key, &rkey->map);
-        if (status != UCS_OK) {
-            uct_md_close(&md->super);
-            goto err_free;
-        }
+    status = uct_gaudi_ipc_cache_get(&md->cache, key, &rkey->map);
+    if (status != UCS_OK) {
+        uct_md_close(&md->super);
+        goto err_free;
     }
 
     *rkey_p   = (uintptr_t)rkey;
@@ -664,9 +630,7 @@ static ucs_status_t uct_gaudi_ipc_rkey_release(uct_component_t *component,
         return UCS_OK;
     }
 
-    if (unpacked->map != &unpacked->self) {
-        uct_gaudi_ipc_cache_put(&md->cache, unpacked->map);
-    }
+    uct_gaudi_ipc_cache_put(&md->cache, unpacked->map);
     ucs_free(unpacked);
     uct_md_close(&md->super);
     return UCS_OK;

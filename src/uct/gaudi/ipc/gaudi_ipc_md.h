@@ -87,10 +87,9 @@ typedef struct uct_gaudi_ipc_md {
 /* Remote key handed to the ep: a referenced mapping of the peer's
  * allocation, and the range of it the key grants */
 typedef struct uct_gaudi_ipc_unpacked_rkey {
-    uct_gaudi_ipc_map_t *map;    /* the cache's, or &self */
+    uct_gaudi_ipc_map_t *map;    /* the cache's */
     uint64_t            start;   /* peer's VA */
     uint64_t            end;
-    uct_gaudi_ipc_map_t self;    /* this process's own memory: no import */
 } uct_gaudi_ipc_unpacked_rkey_t;
 
 
