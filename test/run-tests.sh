@@ -25,7 +25,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 ucx_gtest="$UCX_SRC/test/gtest/gtest"
 ucx_tree=$UCX_SRC
 skip_ucx_gtest=${UCX_GAUDI_TEST_SKIP_UCX_GTEST:-0}
-e2e_only=${UCX_GAUDI_TEST_E2E:-}
+# (names one space apart, whatever separated them: a list over several
+# lines matched none of the names at its line ends)
+e2e_only=$(echo ${UCX_GAUDI_TEST_E2E:-})
 build=${GAUDI_BUILD:-in-tree-1.13.1}
 copy_tl=${GAUDI_COPY_TL:-gaudi_copy}
 # the plugin build's feature header (configure's checks on its UCX)
