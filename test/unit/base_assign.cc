@@ -159,6 +159,9 @@ TEST_F(base_assign, rule_order) {
     expect_module(UCT_GAUDI_ASSIGN_CONFIG, 7, "UCX_GAUDI_DEVICE=0");
     m_env.device = "0000:34:00.0";
     expect_module(UCT_GAUDI_ASSIGN_CONFIG, 6, "UCX_GAUDI_DEVICE=0000:34:00.0");
+    /* the device name UCX prints (ucx_info -d) names the same device */
+    m_env.device = "gaudi0";
+    expect_module(UCT_GAUDI_ASSIGN_CONFIG, 7, "UCX_GAUDI_DEVICE=gaudi0");
     m_env.device = "AUTO";
     expect_module(UCT_GAUDI_ASSIGN_HLS_MODULE, 2, "HLS_MODULE_ID=2");
 
@@ -274,7 +277,8 @@ TEST_F(base_assign, forced_device_unusable) {
 
 TEST_F(base_assign, device_spec_errors) {
     static const char *specs[] = {"8", "module:8", "module:", "module:-1",
-                                  "0000:77:00.0", "gaudi"};
+                                  "0000:77:00.0", "gaudi", "gaudi8",
+                                  "gaudi1x", "gaudi-1", "gaudi 1"};
 
     for (const char *spec : specs) {
         m_env.device = spec;

@@ -249,6 +249,11 @@ uct_gaudi_assign_find_spec(const char *spec, const uct_gaudi_dev_info_t *devs,
         return (index >= 0) ? &devs[index] : NULL;
     }
 
+    /* "gaudiN", the device name UCX prints (ucx_info -d), is index N */
+    if (!strncmp(spec, "gaudi", 5) && isdigit((unsigned char)spec[5])) {
+        spec += 5;
+    }
+
     if (isdigit((unsigned char)spec[0]) &&
         uct_gaudi_assign_parse_single(spec, &value)) {
         return (value < num_devs) ? &devs[value] : NULL;
@@ -281,7 +286,8 @@ static ucs_status_t uct_gaudi_assign_config(const uct_gaudi_assign_env_t *env,
     if (info == NULL) {
         uct_gaudi_assign_fail(assign, "UCX_GAUDI_DEVICE=%s does not name one "
                               "of the %u Gaudi devices (use auto, a logical "
-                              "index, a PCI bus id or module:<id>)",
+                              "index N or gaudiN, a PCI bus id or "
+                              "module:<id>)",
                               env->device, num_devs);
         return UCS_ERR_NO_DEVICE;
     }

@@ -222,8 +222,10 @@ static void uct_gaudi_dev_set_usable(uct_gaudi_dev_info_t *info)
                      info->control_path);
         }
     } else if (!uct_gaudi_dev_status_usable(info->status)) {
-        ucs_debug("%s: device status %u is not operational",
-                  info->control_path, info->status);
+        /* at info level: a Gaudi the node has and UCX does not use is
+         * something an operator wants to know without a debug log */
+        ucs_diag("%s: device status %u is not operational: not used",
+                 info->control_path, info->status);
     } else {
         info->usable = 1;
     }

@@ -66,6 +66,7 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      "              NUMA node of the process's CPUs; the first free device\n"
      "              in logical order\n"
      " <N>        - logical index N (after GAUDI_MAPPING_TABLE)\n"
+     " gaudi<N>   - the same: the device name UCX prints (ucx_info -d)\n"
      " <bus id>   - PCI bus id, \"dddd:bb:dd.f\" or \"bb:dd.f\"\n"
      " module:<N> - the device with module id (OAM slot) N",
      ucs_offsetof(uct_gaudi_lib_config_t, device), UCS_CONFIG_TYPE_STRING},
