@@ -117,6 +117,20 @@ EMU_EXPORT int gaudi_emu_init(const gaudi_emu_config_t *config,
     return ret;
 }
 
+/*
+ * A process that exits without gaudi_emu_fini() (UCX never finalizes its
+ * modules; a test program may return from main with nodes open) still
+ * leaves the node: the last one out removes the HBM backing files. Nothing
+ * is unmapped or closed here: other threads (UCS's async thread, our DMA
+ * workers) may still run until the process is gone.
+ */
+static void __attribute__((destructor)) emu_exit(void)
+{
+    if (emu_g.initialized) {
+        emu_state_leave();
+    }
+}
+
 EMU_EXPORT void gaudi_emu_fini(void)
 {
     pthread_mutex_lock(&emu_init_lock);

@@ -37,6 +37,7 @@
 #  define EMU_HBM_UNMAPPED(_ptr, _len)
 #endif
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ typedef struct {
 } emu_state_t;
 
 static emu_state_t emu_state = {
+    .hdr_fd   = -1,
     .hbm_lock = PTHREAD_MUTEX_INITIALIZER
 };
 
@@ -344,6 +346,102 @@ static int emu_state_create_dev_files(int reformat)
     return 0;
 }
 
+/*
+ * What only the users of a node need goes with the last of them. A user holds
+ * a shared flock on node.state from emu_state_open() to emu_state_close(), and
+ * a newcomer takes init.lock before its own: with init.lock held, an exclusive
+ * flock on node.state proves that nobody uses the node, and nobody can start
+ * to until init.lock is released.
+ *  - A FIFO nobody holds is the DMA-BUF of an exporter that is gone without
+ *    closing it (a crash, SIGKILL): removed when the last user leaves and
+ *    when the first one comes (the last one may have crashed).
+ *  - The HBM backing files are sparse, but every page written stays on disk
+ *    or in tmpfs: removed when the last user leaves (what the device memory
+ *    held belonged to contexts that are all gone, as on the device).
+ * node.state, init.lock and the device files stay (a few KiB): the device's
+ * status, a reset in progress and the reset counters outlive a process, as
+ * the driver's do.
+ */
+static void emu_state_sweep_fifos(void)
+{
+    char path[PATH_MAX];
+    struct dirent *ent;
+    struct stat st;
+    DIR *dir;
+    int fd;
+
+    dir = opendir(emu_g.state_dir);
+    if (dir == NULL) {
+        return;
+    }
+
+    while ((ent = readdir(dir)) != NULL) {
+        if ((emu_state_path(path, sizeof(path), ent->d_name, -1) != 0) ||
+            (lstat(path, &st) != 0) || !S_ISFIFO(st.st_mode)) {
+            continue;
+        }
+
+        fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+            continue;
+        }
+
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            unlink(path);
+        }
+        close(fd);
+    }
+
+    closedir(dir);
+}
+
+static int emu_state_unused(int node_fd)
+{
+    return flock(node_fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+/* Called with init.lock held, after this process dropped its own flock */
+static void emu_state_leave_locked(void)
+{
+    char path[PATH_MAX];
+    unsigned dev;
+    int fd;
+
+    if (emu_state_open_file("node.state", -1, O_RDWR, &fd) != 0) {
+        return;
+    }
+
+    if (emu_state_unused(fd)) {
+        for (dev = 0; dev < emu_g.cfg.num_devices; ++dev) {
+            if (emu_state_path(path, sizeof(path), "hbm", dev) == 0) {
+                unlink(path);
+            }
+        }
+        emu_state_sweep_fifos();
+    }
+
+    close(fd);
+}
+
+static int emu_state_lock_init(int *lock_fd_p)
+{
+    int ret = emu_state_open_file("init.lock", -1, O_RDWR, lock_fd_p);
+
+    if (ret != 0) {
+        return ret;
+    }
+
+    while ((flock(*lock_fd_p, LOCK_EX) != 0) && (errno == EINTR)) {
+    }
+    return 0;
+}
+
+static void emu_state_unlock_init(int lock_fd)
+{
+    flock(lock_fd, LOCK_UN);
+    close(lock_fd);
+}
+
 int emu_state_open(void)
 {
     int ret, lock_fd, fd;
@@ -355,15 +453,17 @@ int emu_state_open(void)
 
     emu_state.size = emu_state_size();
 
-    ret = emu_state_open_file("init.lock", -1, O_RDWR, &lock_fd);
+    ret = emu_state_lock_init(&lock_fd);
     if (ret != 0) {
         return ret;
     }
 
-    while ((flock(lock_fd, LOCK_EX) != 0) && (errno == EINTR)) {
-    }
-
     ret = emu_state_open_file("node.state", -1, O_RDWR, &fd);
+    if ((ret == 0) && emu_state_unused(fd)) {
+        /* the first user: the last one may have crashed (its exclusive
+         * flock is dropped again by emu_state_map_header's shared one) */
+        emu_state_sweep_fifos();
+    }
     if (ret == 0) {
         ret = emu_state_map_header(fd);
         if (ret < 0) {
@@ -381,10 +481,10 @@ int emu_state_open(void)
         munmap(emu_state.hdr, emu_state.size);
         emu_state.hdr = NULL;
         close(emu_state.hdr_fd);
+        emu_state.hdr_fd = -1;
     }
 
-    flock(lock_fd, LOCK_UN);
-    close(lock_fd);
+    emu_state_unlock_init(lock_fd);
     return (ret < 0) ? ret : 0;
 }
 
@@ -403,11 +503,33 @@ void emu_state_close(void)
     }
     pthread_mutex_unlock(&emu_state.hbm_lock);
 
-    if (emu_state.hdr != NULL) {
-        munmap(emu_state.hdr, emu_state.size);
-        emu_state.hdr = NULL;
-        close(emu_state.hdr_fd);   /* drops our shared lock */
+    if (emu_state.hdr == NULL) {
+        return;
     }
+
+    emu_state_leave();
+    munmap(emu_state.hdr, emu_state.size);
+    emu_state.hdr = NULL;
+}
+
+void emu_state_leave(void)
+{
+    int lock_fd;
+
+    if (emu_state.hdr_fd < 0) {
+        return;
+    }
+
+    if (emu_state_lock_init(&lock_fd) != 0) {
+        close(emu_state.hdr_fd);
+        emu_state.hdr_fd = -1;
+        return;
+    }
+
+    close(emu_state.hdr_fd);   /* drops our shared lock */
+    emu_state.hdr_fd = -1;
+    emu_state_leave_locked();
+    emu_state_unlock_init(lock_fd);
 }
 
 uint8_t *emu_state_hbm(int dev)

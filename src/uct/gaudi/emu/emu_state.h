@@ -99,8 +99,12 @@ typedef struct emu_shm_hdr {
  * node.state and the per-device files. Records an error message. */
 int emu_state_open(void);
 
-/* Unmap everything (process-local only) */
+/* Leave the node (emu_state_leave), then unmap everything */
 void emu_state_close(void);
+
+/* Give up this process's use of the node, its mappings kept (other threads
+ * may still run): the last user removes what only users need (emu_state.c) */
+void emu_state_leave(void);
 
 const char *emu_state_dir(void);
 
