@@ -73,3 +73,15 @@ grep -A8 'Transport: gaudi_ipc' <<< "$("$UCX_INFO" -d 2>&1)" |
     grep -q 'peer memory import: yes' ||
     fail "ucx_info -d does not say gaudi_ipc can import"
 ok "no import: once per process (a warning where asked for), and ucx_info says it"
+
+# 4. imports that fail (here every DMA-BUF import the driver is asked for:
+# the emulator's "import" fault): once per process at info level, the count
+# of failed imports at cleanup, and every transfer still right (staged)
+pair UCX_TLS=$tls "UCX_GAUDI_EMU_FAULTS=fail:import:1+:EIO" --
+n=$(grep -c 'gaudi_ipc: importing Gaudi memory of pid [0-9]* failed' "$out")
+[ "$n" -eq 2 ] || fail "failed imports: $n reason lines, not one per process"
+counts | while read -r imports failed unreachable; do
+    [ "$imports" -eq 0 ] && [ "$failed" -gt 0 ] ||
+        fail "failed imports: $imports imports, $failed failed"
+done
+ok "failed imports: one line per process, counts $(counts | paste -sd/)"

@@ -52,7 +52,7 @@ static const emu_name_value_t emu_fault_kinds[] = {
     {"info", EMU_FAULT_INFO},     {"cb", EMU_FAULT_CB},
     {"cs", EMU_FAULT_CS},         {"wait_cs", EMU_FAULT_WAIT_CS},
     {"memory", EMU_FAULT_MEMORY}, {"debug", EMU_FAULT_DEBUG},
-    {"any", EMU_FAULT_IOCTL}
+    {"import", EMU_FAULT_IMPORT}, {"any", EMU_FAULT_IOCTL}
 };
 
 static const emu_name_value_t emu_fault_errnos[] = {
@@ -268,7 +268,9 @@ int emu_fault_call(emu_fault_kind_t kind)
 
     counts[kind] = __atomic_add_fetch(&emu_fault_counts[kind], 1,
                                       __ATOMIC_RELAXED);
-    if (kind != EMU_FAULT_OPEN && kind != EMU_FAULT_MMAP) {
+    /* an import is a memory ioctl, which counted already */
+    if ((kind != EMU_FAULT_OPEN) && (kind != EMU_FAULT_MMAP) &&
+        (kind != EMU_FAULT_IMPORT)) {
         counts[EMU_FAULT_IOCTL] = __atomic_add_fetch(
                 &emu_fault_counts[EMU_FAULT_IOCTL], 1, __ATOMIC_RELAXED);
         emu_fault_last_ioctl = counts[EMU_FAULT_IOCTL];

@@ -23,6 +23,8 @@ typedef enum {
     EMU_FAULT_WAIT_CS,
     EMU_FAULT_MEMORY,
     EMU_FAULT_DEBUG,
+    EMU_FAULT_IMPORT,       /* the memory ioctl's DMA-BUF import (op 99)
+                               alone; counted as a memory ioctl too */
     EMU_FAULT_IOCTL,        /* any ioctl */
     EMU_FAULT_KIND_LAST
 } emu_fault_kind_t;

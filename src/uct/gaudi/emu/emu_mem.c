@@ -8,6 +8,7 @@
 #include "emu_mem.h"
 #include "emu_dev.h"
 #include "emu_dmabuf.h"
+#include "emu_fault.h"
 #include "emu_global.h"
 #include "emu_hbm.h"
 #include "emu_log.h"
@@ -262,7 +263,11 @@ static int emu_mem_unknown_op(void)
  * to get dmabuf" for an fd that is no DMA-BUF, -1 included) */
 static int emu_mem_import(emu_ctx_t *ctx, union hl_mem_args *args)
 {
-    int ret = emu_dmabuf_import(ctx, args);
+    int ret = -emu_fault_call(EMU_FAULT_IMPORT);
+
+    if (ret == 0) {
+        ret = emu_dmabuf_import(ctx, args);
+    }
 
     if (ret < 0) {
         emu_log_kernel_error();
