@@ -30,7 +30,9 @@
 static ucs_config_field_t uct_gaudi_ipc_iface_config_table[] = {
     /* (MAX_BCOPY, the name of this buffer's size before, is a field of
      * UCX's own iface table, which reported it "deprecated") */
-    {"", "OVERHEAD=2us,BOUNCE_SIZE=256k", NULL,
+    /* UCS separates the overridden defaults with ';' (with ',' the
+     * second was part of the first's value, and BOUNCE_SIZE stayed 1m) */
+    {"", "OVERHEAD=2us;BOUNCE_SIZE=256k", NULL,
      ucs_offsetof(uct_gaudi_ipc_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_gaudi_iface_config_table)},
 
@@ -228,11 +230,12 @@ uct_gaudi_ipc_query_devices(uct_md_h tl_md,
                                    tl_devices_p, num_tl_devices_p);
 }
 
-/* Whether UCX_TLS asks for gaudi_ipc by name (or by the "gaudi" alias),
- * rather than taking whatever is there ("all", the default) */
-static int uct_gaudi_ipc_iface_is_requested(void)
+/* Whether UCX_TLS lists one of @a names (NULL-terminated) by name, rather
+ * than taking whatever is there ("all", the default, or a "^" exclusion) */
+static int uct_gaudi_ipc_tls_lists(const char *const *names)
 {
     const char *tls = getenv("UCX_TLS");
+    const char *const *name;
     char list[256], *tl, *save;
 
     if ((tls == NULL) || (tls[0] == '^')) {
@@ -243,12 +246,43 @@ static int uct_gaudi_ipc_iface_is_requested(void)
     for (tl = strtok_r(list, ",", &save); tl != NULL;
          tl = strtok_r(NULL, ",", &save)) {
         tl += (tl[0] == '\\');
-        if (!strcmp(tl, "gaudi_ipc") || !strcmp(tl, "gaudi")) {
-            return 1;
+        for (name = names; *name != NULL; ++name) {
+            if (!strcmp(tl, *name)) {
+                return 1;
+            }
         }
     }
 
     return 0;
+}
+
+/* Whether UCX_TLS asks for gaudi_ipc by name (or by the "gaudi" alias) */
+static int uct_gaudi_ipc_iface_is_requested(void)
+{
+    static const char *const names[] = {"gaudi_ipc", "gaudi", NULL};
+
+    return uct_gaudi_ipc_tls_lists(names);
+}
+
+/*
+ * A UCX_TLS that lists gaudi_ipc but not the copy transport: UCP then has no
+ * memory domain that allocates or detects Gaudi memory, nor one that stages
+ * it, and says only "Out of memory" (ucp_mem_map) or sends the buffer as
+ * host memory. gaudi_ipc is opened (it was asked for): say what is missing,
+ * once per process.
+ */
+static void uct_gaudi_ipc_iface_check_tls(void)
+{
+    static const char *const copy[] = {UCT_GAUDI_COPY_TL_NAME, "gaudi", "all",
+                                       NULL};
+
+    if (uct_gaudi_ipc_iface_is_requested() && !uct_gaudi_ipc_tls_lists(copy) &&
+        uct_gaudi_lib_first_notice("ipc-tls-without-copy")) {
+        ucs_warn("UCX_TLS=%s lists gaudi_ipc without " UCT_GAUDI_COPY_TL_NAME
+                 ": UCP can neither allocate, detect nor stage Gaudi memory "
+                 "without it (add " UCT_GAUDI_COPY_TL_NAME " to UCX_TLS)",
+                 getenv("UCX_TLS"));
+    }
 }
 
 /*
@@ -310,6 +344,7 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_iface_t, uct_md_h tl_md,
 
     self->md = md;
     uct_gaudi_ipc_iface_tell_import(md->dev);
+    uct_gaudi_ipc_iface_check_tls();
     return UCS_OK;
 }
 
