@@ -21,9 +21,13 @@
 # run (a few ms); unpacking, bootstrap + configure, build and install are
 # each skipped when their result is already there and nothing changed.
 #
-#   UCX122_TARBALL  the vendored source (default ../shared/vendor/ucx-1.22.0.tar.xz
-#                   beside this repository)
-#   UCX122_SHA256   its expected sha256 (default: the one in the vendor README)
+#   UCX122_TARBALL  the UCX 1.22.0 source archive; unset: the vendored one
+#                   (UCX122_VENDOR_DIR, default ../shared/vendor beside this
+#                   repository) when it is there, else a download (below)
+#   UCX122_SHA256   the archive's expected sha256 (default: the vendored
+#                   archive's)
+#   UCX122_GIT_URL  where the download comes from (default UCX's repository
+#                   on GitHub): its tag v1.22.0 must be commit UCX122_COMMIT
 #   UCX122_CONFIG   debug (default) or release
 #   UCX122_SRC      where to unpack it (default build/src/ucx-1.22.0,
 #                   release: build/src/ucx-1.22.0-release)
@@ -33,16 +37,19 @@
 #   UCX_CONFIGURE_FLAGS  extra flags for UCX's configure
 #   JOBS            make -j (default nproc)
 #
-# usage: build-ucx122.sh [build|install|gtest]   (default, and "all": install,
-#        which builds first)
+# usage: build-ucx122.sh [source|build|install|gtest]   (default, and "all":
+#        install, which builds first; source: find and verify the source
+#        archive only, print its path)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 action=${1:-all}
 version=1.22.0
 BUILD_DIR=${BUILD_DIR:-$here/build}
-UCX122_TARBALL=${UCX122_TARBALL:-$here/../shared/vendor/ucx-$version.tar.xz}
-UCX122_SHA256=${UCX122_SHA256:-dbdeddc772a2747c06b9a9d9247a9e573dbcdd8554b7b2d7adfeae8b080e003a}
+UCX122_VENDOR_DIR=${UCX122_VENDOR_DIR:-$here/../shared/vendor}
+UCX122_GIT_URL=${UCX122_GIT_URL:-https://github.com/openucx/ucx.git}
+# the release's commit: what the vendored archive was made from
+UCX122_COMMIT=${UCX122_COMMIT:-8a6b06fb880accbb933a79cda893883872c68d9d}
 UCX122_CONFIG=${UCX122_CONFIG:-debug}
 case "$UCX122_CONFIG" in
 debug)   suffix="" ;;
@@ -60,12 +67,66 @@ mkdir -p "$BUILD_DIR"
 log() { echo "build-ucx122: $*"; }
 die() { echo "build-ucx122: $*" >&2; exit 1; }
 
-# The tarball is verified on every run, also when the tree is already
-# unpacked: the stamp records which tarball the tree came from.
+# no_source WHY: the plugin build cannot have its UCX; say what to do
+no_source() {
+    die "$*. UCX $version's source is needed for the plugin build: set" \
+        "UCX122_TARBALL to UCX's v$version source archive (a release" \
+        "tarball, or 'git archive --prefix=ucx-$version/ v$version' of UCX's" \
+        "repository; its sha256 in UCX122_SHA256), or let this script" \
+        "download it (UCX122_GIT_URL), or test the in-tree build only:" \
+        "UCX_GAUDI_TEST_BUILDS=in-tree contrib/test.sh"
+}
+
+# download: UCX's tag v1.22.0 by git, accepted only if it is the release's
+# commit (the commit id covers every file of the tree), packed as the
+# vendored archive was; the archive's sha256 is recorded beside it, so that
+# later runs check it as they check a given archive
+download() {
+    local archive="$BUILD_DIR/src/ucx-$version.git.tar" tmp commit
+    if [ -f "$archive" ] && [ -f "$archive.sha256" ]; then
+        UCX122_TARBALL=$archive UCX122_SHA256=$(cat "$archive.sha256")
+        return 0
+    fi
+    log "no UCX $version source archive here: fetching tag v$version of" \
+        "$UCX122_GIT_URL (git; a minute)"
+    mkdir -p "$BUILD_DIR/src"
+    tmp=$(mktemp -d "$BUILD_DIR/src/ucx-$version.git.XXXXXX")
+    if ! git -c advice.detachedHead=false clone -q --depth 1 \
+             --branch "v$version" "$UCX122_GIT_URL" "$tmp" \
+             > "$logp-download.log" 2>&1; then
+        rm -rf "$tmp"
+        no_source "fetching tag v$version of $UCX122_GIT_URL failed" \
+                  "($(tail -n 1 "$logp-download.log"))"
+    fi
+    commit=$(git -C "$tmp" rev-parse HEAD)
+    if [ "$commit" != "$UCX122_COMMIT" ]; then
+        rm -rf "$tmp"
+        die "tag v$version of $UCX122_GIT_URL is commit $commit, not UCX" \
+            "$version's $UCX122_COMMIT; not using it"
+    fi
+    git -C "$tmp" archive --prefix="ucx-$version/" -o "$archive.tmp" HEAD
+    rm -rf "$tmp"
+    sha256sum "$archive.tmp" | cut -d' ' -f1 > "$archive.sha256"
+    mv "$archive.tmp" "$archive"
+    log "UCX $version downloaded: commit $commit verified ($archive)"
+    UCX122_TARBALL=$archive UCX122_SHA256=$(cat "$archive.sha256")
+}
+
+# Where the source comes from: UCX122_TARBALL when set, else the vendored
+# archive when there, else a download. The archive is verified on every
+# run, also when the tree is already unpacked: the stamp records which
+# archive the tree came from.
 verify() {
-    [ -f "$UCX122_TARBALL" ] ||
-        die "$UCX122_TARBALL: no such file (set UCX122_TARBALL)"
-    local sum
+    local vendored="$UCX122_VENDOR_DIR/ucx-$version.tar.xz" sum
+    if [ -n "${UCX122_TARBALL:-}" ]; then
+        [ -f "$UCX122_TARBALL" ] ||
+            no_source "UCX122_TARBALL=$UCX122_TARBALL: no such file"
+    elif [ -f "$vendored" ]; then
+        UCX122_TARBALL=$vendored
+    else
+        download
+    fi
+    UCX122_SHA256=${UCX122_SHA256:-dbdeddc772a2747c06b9a9d9247a9e573dbcdd8554b7b2d7adfeae8b080e003a}
     sum=$(sha256sum "$UCX122_TARBALL" | cut -d' ' -f1)
     [ "$sum" = "$UCX122_SHA256" ] ||
         die "$UCX122_TARBALL: sha256 $sum, expected $UCX122_SHA256; not using it"
@@ -206,11 +267,12 @@ build_gtest() {
 
 t_all=$SECONDS
 case "$action" in
+source)  verify; echo "$UCX122_TARBALL"; exit 0 ;;
 build)   verify; unpack; configure_ucx; build_ucx ;;
 install|all)
          verify; unpack; configure_ucx; build_ucx; install_ucx ;;
 gtest)   verify; unpack; configure_ucx; build_ucx; build_gtest ;;
-*)       die "usage: build-ucx122.sh [build|install|gtest|all]" ;;
+*)       die "usage: build-ucx122.sh [source|build|install|gtest|all]" ;;
 esac
 log "done in $((SECONDS - t_all)) s ($UCX122_CONFIG: source $UCX122_SRC," \
     "prefix $PREFIX)"
