@@ -14,8 +14,8 @@
 #                          1.22 in its default configuration, assertions on,
 #                          + the plugin), "plugin-release" (release-
 #                          configured UCX 1.22 + the plugin). Each UCX 1.22
-#                          build costs about 15 min of CI's 90 (README,
-#                          "Times"): CI runs one, the one users have.
+#                          build costs about a quarter of CI's 90 min
+#                          (bench/results.md): CI runs one, the one users have.
 #   UCX_GAUDI_SANITIZE=1   then contrib/sanitize.sh too, with the in-tree
 #                          build (docs/sanitizers.md)
 #   UCX_GAUDI_VALGRIND=1   then contrib/valgrind.sh too, with the in-tree

@@ -45,7 +45,7 @@ passed=0
 failed=0
 skipped=()
 # "SECONDS NAME" per suite: the slowest are named at the end (CI's time
-# budget is 90 min for every build: README, "Times")
+# budget is 90 min for every build: bench/results.md)
 times=()
 
 # skip NAME REASON...: a suite that cannot run here: neither passed nor
