@@ -82,9 +82,14 @@ function emit(kind,   i, f) {
     f = out "/" num ".sh"
     for (i = 1; i <= nb; i++) print b[i] > f
     close(f)
-    printf "%d\t%s\t%d\t%s\t%s\n", num, FILENAME, start, kind, mark > (out "/blocks")
+    printf "%d\t%s\t%d\t%s\t%s\n", num, fname, start, kind, mark > (out "/blocks")
 }
-FNR == 1 { infence = 0; inind = 0; lastnb = ""; prevblank = 1 }
+# (a block that ends its file ends there; an unclosed fence too)
+FNR == 1 {
+    if (inind) emit(first_cmd() ? "cmd" : "other")
+    if (infence) emit(lang ~ /^(sh|bash|shell)$/ || (lang == "" && first_cmd()) ? "cmd" : "other")
+    infence = 0; inind = 0; lastnb = ""; prevblank = 1; fname = FILENAME
+}
 {
     line = $0
     if (infence) {
@@ -92,7 +97,7 @@ FNR == 1 { infence = 0; inind = 0; lastnb = ""; prevblank = 1 }
             emit((lang ~ /^(sh|bash|shell)$/ || (lang == "" && first_cmd())) ? "cmd" : "other")
             infence = 0; lastnb = line; prevblank = 0
         } else {
-            # the fence's own indentation is not the block's
+            # the indentation of the fence is not part of the block
             l = line
             for (i = 0; i < findent && substr(l, 1, 1) == " "; i++)
                 l = substr(l, 2)
@@ -126,7 +131,10 @@ FNR == 1 { infence = 0; inind = 0; lastnb = ""; prevblank = 1 }
     prevblank = (line ~ /^[ \t]*$/)
     if (!prevblank) lastnb = line
 }
-END { if (inind) emit(first_cmd() ? "cmd" : "other") }
+END {
+    if (inind) emit(first_cmd() ? "cmd" : "other")
+    if (infence) emit(lang ~ /^(sh|bash|shell)$/ || (lang == "" && first_cmd()) ? "cmd" : "other")
+}
 ' "${files[@]}"
 [ -s "$work/blocks" ] || fail "no code block found in ${files[*]}"
 # DOCS_LIST=1: list the blocks found, and stop
@@ -156,7 +164,10 @@ run_block() {
     ( cd "$dir/cwd" &&
       export PATH="$PREFIX/bin:$PATH" UCX_GAUDI_EMU_DEVICES=2 \
              UCX_GAUDI_EMU_STATE_DIR="$dir/state" &&
-      exec timeout -k 5 60 bash -e "$work/$n.sh" ) > "$dir/out" 2>&1 || rc=$?
+      # (a server the block started in the background goes with it)
+      exec timeout -k 5 60 bash -e -c 'trap "exit 143" TERM
+          trap "kill \$(jobs -p) 2> /dev/null || true" EXIT
+          . "$0"' "$work/$n.sh" ) > "$dir/out" 2>&1 || rc=$?
     return $rc
 }
 
@@ -183,8 +194,8 @@ while IFS=$'\t' read -r n file line kind mark; do
     else
         rc=$?
         failed=$((failed + 1))
-        echo "FAIL: $file:$line: the example exits $rc" \
-             "$([ $rc -eq 124 ] && echo '(timed out after 60 s)'):"
+        echo "FAIL: $file:$line: the example exits $rc$([ $rc -ne 124 ] ||
+                                  echo ' (timed out after 60 s)'):"
         sed 's/^/    | /' "$work/$n.sh"
         echo "  the end of its output:"
         tail -n 15 "$work/run.$n/out" | sed 's/^/    > /'
