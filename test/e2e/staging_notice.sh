@@ -74,12 +74,19 @@ grep -A8 'Transport: gaudi_ipc' <<< "$("$UCX_INFO" -d 2>&1)" |
     fail "ucx_info -d does not say gaudi_ipc can import"
 ok "no import: once per process (a warning where asked for), and ucx_info says it"
 
-# 4. imports that fail (here every DMA-BUF import the driver is asked for:
-# the emulator's "import" fault): once per process at info level, the count
-# of failed imports at cleanup, and every transfer still right (staged)
-pair UCX_TLS=$tls "UCX_GAUDI_EMU_FAULTS=fail:import:1+:EIO" --
-n=$(grep -c 'gaudi_ipc: importing Gaudi memory of pid [0-9]* failed' "$out")
+# 4. imports that fail (every DMA-BUF import the driver is asked for after
+# the probe at the interface's open: the emulator's "import" fault): once
+# per process at info level, the driver's reason once as a warning (not an
+# error per import), the count of failed imports at cleanup, and every
+# transfer still right (staged)
+pair UCX_TLS=$tls "UCX_GAUDI_EMU_FAULTS=fail:import:2+:EINVAL" --
+n=$(grep -c 'gaudi_ipc: importing Gaudi memory of pid [0-9]* failed' "$out" ||
+    true)
 [ "$n" -eq 2 ] || fail "failed imports: $n reason lines, not one per process"
+n=$(grep 'REG_DMABUF_FD' "$out" | grep -c 'UCX  WARN' || true)
+[ "$n" -eq 2 ] || fail "failed imports: $n driver warnings, not one per process"
+! grep -q 'UCX  ERROR' "$out" ||
+    fail "failed imports: errors logged: $(grep 'UCX  ERROR' "$out" | head -n 3)"
 counts | while read -r imports failed unreachable; do
     [ "$imports" -eq 0 ] && [ "$failed" -gt 0 ] ||
         fail "failed imports: $imports imports, $failed failed"

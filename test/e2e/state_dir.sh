@@ -10,7 +10,7 @@
 export UCX_GAUDI_EMU_DEVICES=2
 dir=$UCX_GAUDI_EMU_STATE_DIR
 pids=()
-trap 'kill "${pids[@]}" 2> /dev/null; rm -rf "$dir"' EXIT
+trap 'kill "${pids[@]}" 2> /dev/null || true; rm -rf "$dir"' EXIT
 
 # one process that opens the node and leaves it: ucx_info -d opens every
 # emulated device
@@ -58,17 +58,17 @@ use_node
 kill "${pids[-1]}"; wait "${pids[-1]}" 2> /dev/null || true
 ok "a crashed exporter's DMA-BUF goes, a held one stays"
 
-# 3. while another process uses the node, nothing of it is removed
+# 3. while another process uses the node, its HBM backings stay (a FIFO
+# nobody holds may go at any time: the emulator's users drop those too when
+# they look for a device's exporters)
 hold_file "$dir/node.state"
-mkfifo -m 0600 "$dir/dmabuf-0-0-1000-99997-3"
 use_node
 ls "$dir"/hbm0 "$dir"/hbm1 > /dev/null ||
     fail "HBM backing removed while another process uses the node"
-[ -p "$dir/dmabuf-0-0-1000-99997-3" ] ||
-    fail "a DMA-BUF FIFO removed while another process uses the node"
-ok "with another user: HBM backings and FIFOs stay"
-# ... and the next last user cleans up
+ok "with another user: the HBM backings stay"
+# ... and the next last user removes them
 kill "${pids[-1]}"; wait "${pids[-1]}" 2> /dev/null || true
+mkfifo -m 0600 "$dir/dmabuf-0-0-1000-99997-3"
 use_node
 ls "$dir"/hbm* "$dir"/dmabuf-* > /dev/null 2>&1 &&
     fail "left after the last user: $(ls "$dir" | xargs)"

@@ -11,6 +11,7 @@
 #include "gaudi_share.h"
 #include "gaudi_health.h"
 #include "gaudi_ioctl.h"
+#include "gaudi_lib.h"
 #include "gaudi_mem.h"
 #include "gaudi_device.h"
 
@@ -220,8 +221,16 @@ ucs_status_t uct_gaudi_share_import(uct_gaudi_dev_t *dev, int fd, size_t length,
     status     = UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd,
                                                      UCT_GAUDI_IOC_MEMORY,
                                                      &args),
-                                UCS_LOG_LEVEL_ERROR);
+                                UCS_LOG_LEVEL_DEBUG);
     if (status != UCS_OK) {
+        /* the caller stages what it moves instead (and says so once,
+         * counted): the driver's reason is a warning the first time, not
+         * an error every time (memory that cannot be imported is no
+         * failure of the device) */
+        uct_gaudi_log_once(UCS_LOG_LEVEL_WARN, "import-refused",
+                           "%s: the driver refused to import a peer's "
+                           "DMA-BUF (MEMORY/REG_DMABUF_FD): %s", dev->name,
+                           ucs_status_string(status));
         return status;
     }
 

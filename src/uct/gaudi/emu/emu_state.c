@@ -52,6 +52,7 @@
 typedef struct {
     emu_shm_hdr_t   *hdr;
     int             hdr_fd;    /* holds a shared flock while in use */
+    pid_t           hdr_pid;   /* the process that took it */
     size_t          size;
     pthread_mutex_t hbm_lock;
     uint8_t         *hbm[EMU_MAX_DEVICES];
@@ -469,7 +470,8 @@ int emu_state_open(void)
         if (ret < 0) {
             close(fd);
         } else {
-            emu_state.hdr_fd = fd;
+            emu_state.hdr_fd  = fd;
+            emu_state.hdr_pid = getpid();
         }
     }
 
@@ -520,13 +522,19 @@ void emu_state_leave(void)
         return;
     }
 
-    if (emu_state_lock_init(&lock_fd) != 0) {
+    /* a forked child shares its parent's open node.state, and with it the
+     * parent's lock: the child leaves nothing, the parent still uses it */
+    if ((getpid() != emu_state.hdr_pid) ||
+        (emu_state_lock_init(&lock_fd) != 0)) {
         close(emu_state.hdr_fd);
         emu_state.hdr_fd = -1;
         return;
     }
 
-    close(emu_state.hdr_fd);   /* drops our shared lock */
+    /* explicitly: the header's mapping (kept while other threads run)
+     * holds the open file, and with it the lock, after close() */
+    flock(emu_state.hdr_fd, LOCK_UN);
+    close(emu_state.hdr_fd);
     emu_state.hdr_fd = -1;
     emu_state_leave_locked();
     emu_state_unlock_init(lock_fd);

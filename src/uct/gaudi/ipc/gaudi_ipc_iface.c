@@ -13,6 +13,7 @@
 
 #include <uct/gaudi/base/gaudi_ep.h>
 #include <uct/gaudi/base/gaudi_md.h>
+#include <uct/gaudi/base/gaudi_tls.h>
 #include <uct/gaudi/drv/gaudi_lib.h>
 #include <uct/gaudi/drv/gaudi_share.h>
 #include <ucs/debug/log.h>
@@ -230,59 +231,12 @@ uct_gaudi_ipc_query_devices(uct_md_h tl_md,
                                    tl_devices_p, num_tl_devices_p);
 }
 
-/* Whether UCX_TLS lists one of @a names (NULL-terminated) by name, rather
- * than taking whatever is there ("all", the default, or a "^" exclusion) */
-static int uct_gaudi_ipc_tls_lists(const char *const *names)
-{
-    const char *tls = getenv("UCX_TLS");
-    const char *const *name;
-    char list[256], *tl, *save;
-
-    if ((tls == NULL) || (tls[0] == '^')) {
-        return 0;
-    }
-
-    ucs_strncpy_safe(list, tls, sizeof(list));
-    for (tl = strtok_r(list, ",", &save); tl != NULL;
-         tl = strtok_r(NULL, ",", &save)) {
-        tl += (tl[0] == '\\');
-        for (name = names; *name != NULL; ++name) {
-            if (!strcmp(tl, *name)) {
-                return 1;
-            }
-        }
-    }
-
-    return 0;
-}
-
 /* Whether UCX_TLS asks for gaudi_ipc by name (or by the "gaudi" alias) */
 static int uct_gaudi_ipc_iface_is_requested(void)
 {
     static const char *const names[] = {"gaudi_ipc", "gaudi", NULL};
 
-    return uct_gaudi_ipc_tls_lists(names);
-}
-
-/*
- * A UCX_TLS that lists gaudi_ipc but not the copy transport: UCP then has no
- * memory domain that allocates or detects Gaudi memory, nor one that stages
- * it, and says only "Out of memory" (ucp_mem_map) or sends the buffer as
- * host memory. gaudi_ipc is opened (it was asked for): say what is missing,
- * once per process.
- */
-static void uct_gaudi_ipc_iface_check_tls(void)
-{
-    static const char *const copy[] = {UCT_GAUDI_COPY_TL_NAME, "gaudi", "all",
-                                       NULL};
-
-    if (uct_gaudi_ipc_iface_is_requested() && !uct_gaudi_ipc_tls_lists(copy) &&
-        uct_gaudi_lib_first_notice("ipc-tls-without-copy")) {
-        ucs_warn("UCX_TLS=%s lists gaudi_ipc without " UCT_GAUDI_COPY_TL_NAME
-                 ": UCP can neither allocate, detect nor stage Gaudi memory "
-                 "without it (add " UCT_GAUDI_COPY_TL_NAME " to UCX_TLS)",
-                 getenv("UCX_TLS"));
-    }
+    return uct_gaudi_tls_lists(names);
 }
 
 /*
@@ -344,7 +298,6 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_iface_t, uct_md_h tl_md,
 
     self->md = md;
     uct_gaudi_ipc_iface_tell_import(md->dev);
-    uct_gaudi_ipc_iface_check_tls();
     return UCS_OK;
 }
 
