@@ -94,7 +94,8 @@ if [ ! -d "$shared" ] && [ -d "$origin/../shared" ]; then
     shared=$origin/../shared
 fi
 if [ -d "$shared" ]; then
-    cp -a "$shared" "$root/shared"
+    # (-L: a shared folder that is a link is copied as the folder)
+    cp -aL "$shared" "$root/shared"
 else
     say "no shared folder beside $top or its origin: the plugin build will" \
         "miss the vendored UCX 1.22 source"

@@ -39,7 +39,10 @@
 # (UCX 1.22 installed in PREFIX, default build/install-1.22, with the
 # plugin's libraries from GAUDI_LIBDIR, default
 # build/install-plugin-1.22/lib/ucx: contrib/build-plugin.sh); REPS (runs
-# of each two-process figure, default 5).
+# of each two-process figure, default 5); BENCH_RESULTS=FILE (e.g.
+# bench/results.md): the report also replaces this build's section of FILE,
+# with the date and the machine (the figures live in one place, and are
+# regenerated, never copied by hand).
 # usage: bench/run.sh [ITERATIONS]
 set -euo pipefail
 
@@ -94,6 +97,40 @@ perftest() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+# results_section FILE BUILD REPORT: FILE's lines between the markers
+# "<!-- bench/run.sh BUILD -->" and "<!-- end bench/run.sh BUILD -->" become
+# the date, the machine and REPORT; the markers are appended when missing
+results_section() {
+    local file=$1 build=$2 report=$3 begin end body
+    begin="<!-- bench/run.sh $build -->"
+    end="<!-- end bench/run.sh $build -->"
+    body=$work/section
+    {
+        echo "$begin"
+        echo "\`bench/run.sh\` on the $build build, $(date -u +%Y-%m-%d)," \
+             "$(nproc) cores, $(awk '/MemTotal/ { printf "%d GB", $2 / 1048576 }' \
+                                  /proc/meminfo), $(. /etc/os-release &&
+                                                    echo "$PRETTY_NAME"), emulated devices" \
+             "(load average before the run: $load_before):"
+        echo
+        echo '```'
+        cat "$report"
+        echo '```'
+        echo "$end"
+    } > "$body"
+    touch "$file"
+    if grep -qxF "$begin" "$file"; then
+        awk -v b="$begin" -v e="$end" -v f="$body" '
+            $0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
+            $0 == e { skip = 0; next }
+            !skip' "$file" > "$file.tmp"
+    else
+        { cat "$file"; echo; cat "$body"; } > "$file.tmp"
+    fi
+    mv "$file.tmp" "$file"
+}
+load_before=$(cut -d' ' -f1 /proc/loadavg)
 
 . "$top/contrib/wait-listen.bash"
 
@@ -228,6 +265,9 @@ row2() {  # NAME FMT MIN MEDIAN MAX REFERENCE TARGET: a two-process figure
         "$(printf "$2 / $2 / $2" "$3" "$4" "$5")"
 }
 
+# the report, also kept for BENCH_RESULTS
+exec 3>&1 > >(tee "$work/report" >&3)
+report_pid=$!
 echo "build: ${BENCH_BUILD:-in-tree}, UCX $("$PREFIX/bin/ucx_info" -v |
     sed -n 's/.*[Vv]ersion[=: ]*\([0-9][0-9.]*\).*/\1/p' | head -n 1)," \
      "copy transport $copy_tl"
@@ -281,4 +321,11 @@ if [ "$(nproc)" -lt 4 ]; then
     echo "note: $(nproc) CPUs: both processes of a two-process test poll, so"
     echo " any other load on the machine shows in the two-process figures"
     echo " (see min / max)"
+fi
+
+exec 1>&3 3>&-
+wait "$report_pid" 2> /dev/null || true
+if [ -n "${BENCH_RESULTS:-}" ]; then
+    results_section "$BENCH_RESULTS" "${BENCH_BUILD:-in-tree}" "$work/report"
+    echo "bench: the ${BENCH_BUILD:-in-tree} section of $BENCH_RESULTS replaced"
 fi
