@@ -29,9 +29,10 @@ apparent_kib() { du -s --apparent-size --block-size=1K "$dir" | cut -f1; }
 hold_file() {
     ( exec 7<> "$1" && flock -s 7 && exec sleep 300 ) &
     pids+=($!)
-    # the lock is taken once flock(1) has run: wait for sleep
+    # the lock is taken once flock(1) has run: wait for sleep (from /proc:
+    # a minimal root has no ps)
     for _ in $(seq 100); do
-        [ "$(ps -o comm= -p "${pids[-1]}")" = sleep ] && return 0
+        [ "$(cat "/proc/${pids[-1]}/comm" 2> /dev/null)" = sleep ] && return 0
         sleep 0.05
     done
     fail "the lock holder for $1 did not start"
