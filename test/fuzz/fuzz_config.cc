@@ -432,6 +432,10 @@ void run_consumer(worker &w, uint64_t iteration, const knob &k,
          * slow as it says: bounded by the DMA timeout, unless that is the
          * knob */
         setenv("UCX_GAUDI_DMA_TIMEOUT", "0.5s", 1);
+        /* and an emulated reset after release (up to 1 min) makes each
+         * reopen wait for it, up to the reset wait (30 s by default: seed
+         * 0xbd83008, RELEASE_RESET='1.m', waited past the 20 s deadline) */
+        setenv("UCX_GAUDI_RESET_WAIT", "1s", 1);
         setenv(k.env.c_str(), value.c_str(), 1);
         _exit(REACHED_END | exercise_consumers());
     }

@@ -10,7 +10,6 @@
 
 #include "gaudi_iface.h"
 #include "gaudi_knob.h"
-#include "gaudi_tls.h"
 
 #include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/debug/log.h>
@@ -616,7 +615,6 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
     }
 
     uct_gaudi_event_init(&self->event, &self->chan);
-    uct_gaudi_tls_check();
     return UCS_OK;
 
 err_mpool:

@@ -9,6 +9,7 @@
 #endif
 
 #include "gaudi_md.h"
+#include "gaudi_tls.h"
 
 #include <uct/gaudi/drv/gaudi_lib.h>
 
@@ -17,6 +18,12 @@ ucs_status_t uct_gaudi_query_mds(uct_component_t *component,
                                  uct_md_resource_desc_t **resources_p,
                                  unsigned *num_resources_p)
 {
+    /* UCP asks every component at ucp_init, before it selects transports
+     * or opens an interface: the one point a UCX_TLS mistake is seen in
+     * every UCX version (UCP 1.22 opens no interface for a list it cannot
+     * use) */
+    uct_gaudi_tls_check();
+
     if ((uct_gaudi_lib_init() != UCS_OK) ||
         (uct_gaudi_lib_num_usable() == 0)) {
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);

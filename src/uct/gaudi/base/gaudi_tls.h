@@ -11,7 +11,7 @@
  * What UCX_TLS asks of our transports. UCP reads UCX_TLS itself; these only
  * recognise the mistakes UCP reports with a message that does not say what
  * is missing ("no active messages transport", "Out of memory"), and say it
- * once per process when one of our interfaces opens. Only an explicit list
+ * once per process when UCP queries our components. Only an explicit list
  * counts: unset, "all" or a "^" exclusion takes whatever is there.
  */
 
