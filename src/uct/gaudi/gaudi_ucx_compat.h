@@ -98,6 +98,15 @@ BEGIN_C_DECLS
 #define UCT_GAUDI_TL_DEFINE(...)    UCT_TL_DEFINE(__VA_ARGS__)
 #define UCT_GAUDI_COPY_TL_NAME      UCS_PP_MAKE_STRING(UCX_GAUDI_COPY_TL)
 
+/* "gaudi" in UCX_TLS: both our transports in the patched 1.13.1 (our core
+ * patch's alias); in newer UCX, upstream's gaudi_gdr. NULL: no alias of
+ * ours (it ends the name lists it is the last entry of) */
+#ifdef UCX_GAUDI_PLUGIN
+#  define UCT_GAUDI_TLS_ALIAS       NULL
+#else
+#  define UCT_GAUDI_TLS_ALIAS       "gaudi"
+#endif
+
 
 /* ---- what UCP of this UCX expects of a memory-type copy transport ---- */
 

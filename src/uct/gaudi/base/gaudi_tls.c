@@ -13,6 +13,7 @@
 #include <uct/gaudi/gaudi_ucx_compat.h>
 #include <uct/gaudi/drv/gaudi_lib.h>
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
 
 /* our transports' names in this build, and the alias of both */
 static const char *const uct_gaudi_tls_ours[] = {
-    UCT_GAUDI_COPY_TL_NAME, "gaudi_ipc", "gaudi", NULL
+    UCT_GAUDI_COPY_TL_NAME, "gaudi_ipc", UCT_GAUDI_TLS_ALIAS, NULL
 };
 
 
@@ -31,7 +32,7 @@ static unsigned uct_gaudi_tls_scan(const char *const *names,
 {
     const char *tls = getenv("UCX_TLS");
     const char *const *name;
-    char list[256], *tl, *save;
+    char *list, *tl, *save;
     unsigned count = 0;
 
     *num_listed_p = 0;
@@ -39,13 +40,19 @@ static unsigned uct_gaudi_tls_scan(const char *const *names,
         return 0;
     }
 
-    ucs_strncpy_safe(list, tls, sizeof(list));
+    /* a copy of the whole value: a truncated one could cut a name */
+    list = ucs_strdup(tls, "gaudi_tls");
+    if (list == NULL) {
+        return 0;
+    }
+
     for (tl = strtok_r(list, ",", &save); tl != NULL;
          tl = strtok_r(NULL, ",", &save)) {
         tl += (tl[0] == '\\');  /* "\name": the transport, not an alias */
         if (!strcmp(tl, "all")) {
+            count         = 0;
             *num_listed_p = 0;
-            return 0;
+            break;
         }
 
         ++count;
@@ -57,6 +64,7 @@ static unsigned uct_gaudi_tls_scan(const char *const *names,
         }
     }
 
+    ucs_free(list);
     return count;
 }
 
@@ -71,7 +79,8 @@ int uct_gaudi_tls_lists(const char *const *names)
 void uct_gaudi_tls_check(void)
 {
     static const char *const ipc[]  = {"gaudi_ipc", NULL};
-    static const char *const copy[] = {UCT_GAUDI_COPY_TL_NAME, "gaudi", NULL};
+    static const char *const copy[] = {UCT_GAUDI_COPY_TL_NAME,
+                                       UCT_GAUDI_TLS_ALIAS, NULL};
     unsigned count, num_ours;
 
     count = uct_gaudi_tls_scan(uct_gaudi_tls_ours, &num_ours);

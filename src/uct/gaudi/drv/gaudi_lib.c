@@ -370,6 +370,18 @@ static ucs_status_t uct_gaudi_lib_init_once(void)
         return status;
     }
 
+    /* once per process at info level: every figure and failure of a run on
+     * the emulator is the emulator's, and a node that also has real Gaudis
+     * does not use them */
+    if (uct_gaudi_seam_is_emulated() &&
+        uct_gaudi_lib_first_notice("emulated")) {
+        ucs_diag("Gaudi devices are emulated: %u %s device(s) of %s "
+                 "(UCX_GAUDI_EMU_DEVICES); no real Gaudi is used",
+                 uct_gaudi_lib_ctx.config.emu_devices,
+                 uct_gaudi_lib_emu_asic_names[uct_gaudi_lib_ctx.config.emu_asic],
+                 UCT_GAUDI_EMU_LIB_NAME);
+    }
+
     status = uct_gaudi_ioctl_probe_abi();
     if (status != UCS_OK) {
         return status;

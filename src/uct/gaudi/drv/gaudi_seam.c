@@ -21,19 +21,12 @@
 
 const uct_gaudi_drv_ops_t *uct_gaudi_seam_ops = &uct_gaudi_drv_kernel_ops;
 static void *uct_gaudi_seam_dl_handle         = NULL;
-static int uct_gaudi_seam_emulation_reported  = 0;
 
 
 static const uct_gaudi_asic_t uct_gaudi_seam_emu_asics[] = {
     [UCT_GAUDI_EMU_ASIC_GAUDI2] = UCT_GAUDI_ASIC_GAUDI2,
     [UCT_GAUDI_EMU_ASIC_GAUDI1] = UCT_GAUDI_ASIC_GAUDI1,
     [UCT_GAUDI_EMU_ASIC_GAUDI3] = UCT_GAUDI_ASIC_GAUDI3
-};
-
-static const char *uct_gaudi_seam_emu_asic_names[] = {
-    [UCT_GAUDI_EMU_ASIC_GAUDI2] = "Gaudi2",
-    [UCT_GAUDI_EMU_ASIC_GAUDI1] = "Gaudi1",
-    [UCT_GAUDI_EMU_ASIC_GAUDI3] = "Gaudi3"
 };
 
 
@@ -158,17 +151,8 @@ ucs_status_t uct_gaudi_seam_select(const uct_gaudi_lib_config_t *config)
 
     uct_gaudi_seam_ops       = ops;
     uct_gaudi_seam_dl_handle = handle;
-    /* said once per process at info level: every figure and failure of a
-     * run on the emulator is the emulator's, and a node that also has real
-     * Gaudis does not use them */
-    if (!uct_gaudi_seam_emulation_reported) {
-        uct_gaudi_seam_emulation_reported = 1;
-        ucs_diag("Gaudi devices are emulated: %u %s device(s) of %s "
-                 "(UCX_GAUDI_EMU_DEVICES); no real Gaudi is used",
-                 config->emu_devices,
-                 uct_gaudi_seam_emu_asic_names[config->emu_asic],
-                 UCT_GAUDI_EMU_LIB_NAME);
-    }
+    ucs_debug("Gaudi driver seam: %s with %u emulated devices", ops->name,
+              config->emu_devices);
     return UCS_OK;
 
 err_close:

@@ -8,6 +8,7 @@
 #include "emu_dmabuf.h"
 #include "emu_global.h"
 #include "emu_hbm.h"
+#include "emu_state.h"
 #include "emu_va.h"
 
 /*
@@ -57,29 +58,6 @@ static int emu_dmabuf_parse(const char *name, emu_dmabuf_desc_t *desc)
     desc->length = length;
     desc->pid    = (pid_t)pid;
     return 0;
-}
-
-/* Is the DMA-BUF file @name still held by anybody? Unlinks it if not. */
-static int emu_dmabuf_alive(const char *name)
-{
-    char path[PATH_MAX];
-    int fd, alive;
-
-    if (emu_state_path(path, sizeof(path), name, -1) != 0) {
-        return 0;
-    }
-
-    fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        return 0;
-    }
-
-    alive = (flock(fd, LOCK_EX | LOCK_NB) != 0);
-    if (!alive) {
-        unlink(path);
-    }
-    close(fd);
-    return alive;
 }
 
 /* What an export request designates: backing offset and length */
@@ -298,7 +276,7 @@ int emu_dmabuf_exported(emu_ctx_t *ctx, uint64_t va)
     while ((buf = *p) != NULL) {
         if ((buf->va != va) || (va == 0)) {
             p = &buf->next;
-        } else if (emu_dmabuf_alive(buf->name)) {
+        } else if (emu_state_fifo_held(buf->name)) {
             exported = 1;
             p        = &buf->next;
         } else {
@@ -320,7 +298,7 @@ int emu_dmabuf_range_exported(emu_ctx_t *ctx, uint64_t offset,
         if ((emu_dmabuf_parse(buf->name, &desc) == 0) &&
             (desc.offset < offset + length) &&
             (offset < desc.offset + desc.length) &&
-            emu_dmabuf_alive(buf->name)) {
+            emu_state_fifo_held(buf->name)) {
             return 1;
         }
     }
@@ -334,7 +312,7 @@ unsigned emu_dmabuf_count_alive(emu_ctx_t *ctx)
     unsigned count = 0;
 
     for (buf = ctx->dmabufs; buf != NULL; buf = buf->next) {
-        count += emu_dmabuf_alive(buf->name);
+        count += emu_state_fifo_held(buf->name);
     }
 
     return count;
@@ -355,7 +333,7 @@ void emu_dmabuf_cleanup(emu_ctx_t *ctx)
     pthread_mutex_lock(&ctx->lock);
     while ((buf = ctx->dmabufs) != NULL) {
         ctx->dmabufs = buf->next;
-        emu_dmabuf_alive(buf->name);    /* unlinks it if nobody holds it */
+        emu_state_fifo_held(buf->name);    /* unlinks it if nobody holds it */
         free(buf);
     }
     pthread_mutex_unlock(&ctx->lock);
@@ -395,7 +373,7 @@ void emu_dmabuf_protect(int dev, emu_shm_dev_t *sdev)
 
     while ((ent = readdir(dir)) != NULL) {
         if ((emu_dmabuf_parse(ent->d_name, &desc) == 0) &&
-            (desc.dev == dev) && emu_dmabuf_alive(ent->d_name)) {
+            (desc.dev == dev) && emu_state_fifo_held(ent->d_name)) {
             emu_dmabuf_keep(sdev, desc.offset);
         }
     }
@@ -454,7 +432,7 @@ pid_t emu_dmabuf_holder(int dev)
 
     while ((pid == 0) && ((ent = readdir(dir)) != NULL)) {
         if ((emu_dmabuf_parse(ent->d_name, &desc) == 0) &&
-            (desc.dev == dev) && emu_dmabuf_alive(ent->d_name)) {
+            (desc.dev == dev) && emu_state_fifo_held(ent->d_name)) {
             pid = (desc.pid > 0) ? desc.pid : -1;
         }
     }

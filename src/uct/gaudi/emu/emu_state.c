@@ -363,13 +363,35 @@ static int emu_state_create_dev_files(int reformat)
  * status, a reset in progress and the reset counters outlive a process, as
  * the driver's do.
  */
-static void emu_state_sweep_fifos(void)
+int emu_state_fifo_held(const char *name)
 {
     char path[PATH_MAX];
+    int fd, held;
+
+    if (emu_state_path(path, sizeof(path), name, -1) != 0) {
+        return 0;
+    }
+
+    fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        return 0;
+    }
+
+    held = (flock(fd, LOCK_EX | LOCK_NB) != 0);
+    if (!held) {
+        unlink(path);
+    }
+    close(fd);
+    return held;
+}
+
+/* (not inlined: its callers' path buffers and emu_state_fifo_held's would
+ * share one frame, over the 8 KiB newer UCX builds allow) */
+static void __attribute__((noinline)) emu_state_sweep_fifos(void)
+{
     struct dirent *ent;
     struct stat st;
     DIR *dir;
-    int fd;
 
     dir = opendir(emu_g.state_dir);
     if (dir == NULL) {
@@ -377,20 +399,10 @@ static void emu_state_sweep_fifos(void)
     }
 
     while ((ent = readdir(dir)) != NULL) {
-        if ((emu_state_path(path, sizeof(path), ent->d_name, -1) != 0) ||
-            (lstat(path, &st) != 0) || !S_ISFIFO(st.st_mode)) {
-            continue;
+        if ((fstatat(dirfd(dir), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) &&
+            S_ISFIFO(st.st_mode)) {
+            emu_state_fifo_held(ent->d_name);
         }
-
-        fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-            continue;
-        }
-
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-            unlink(path);
-        }
-        close(fd);
     }
 
     closedir(dir);

@@ -108,6 +108,10 @@ void emu_state_leave(void);
 
 const char *emu_state_dir(void);
 
+/* Is the FIFO @a name of the state directory (a DMA-BUF) still held by
+ * anybody (a shared flock on any copy of its fd)? Unlinks it if not. */
+int emu_state_fifo_held(const char *name);
+
 int emu_state_path(char *buf, size_t max, const char *name, int dev);
 
 emu_shm_dev_t *emu_state_dev(int dev);

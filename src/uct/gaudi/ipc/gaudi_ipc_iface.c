@@ -231,10 +231,11 @@ uct_gaudi_ipc_query_devices(uct_md_h tl_md,
                                    tl_devices_p, num_tl_devices_p);
 }
 
-/* Whether UCX_TLS asks for gaudi_ipc by name (or by the "gaudi" alias) */
+/* Whether UCX_TLS asks for gaudi_ipc by name (or by our alias, in-tree) */
 static int uct_gaudi_ipc_iface_is_requested(void)
 {
-    static const char *const names[] = {"gaudi_ipc", "gaudi", NULL};
+    static const char *const names[] = {"gaudi_ipc", UCT_GAUDI_TLS_ALIAS,
+                                        NULL};
 
     return uct_gaudi_tls_lists(names);
 }
