@@ -230,6 +230,88 @@ TEST_F(emu_cs, bad_packet_aborts) {
     EXPECT_EQ(EIO, err);
 }
 
+/* A large user CB of NOPs, for the fetch tests below */
+static void nop_cb(std::vector<uint64_t> &cb)
+{
+    std::fill(cb.begin(), cb.end(), (uint64_t)UCT_GAUDI_PKT_NOP << 56);
+}
+
+/* The engine fetches a CB as it runs it: a STOP ends it, and bytes past the
+ * STOP are not read (seed 0x43a0388e of the ioctl fuzzer: a CB with a size of
+ * gigabytes was read whole before its first packet ran, seconds under load) */
+TEST_F(emu_cs, cb_fetched_as_run) {
+    open_ok();
+
+    const size_t cb_size = 32 << 20;
+    std::vector<uint64_t> cb(cb_size / 8), src(512, 0x5a5a), dst(512, 0);
+    uint64_t cb_va, s_va, d_va, seq, before;
+    gaudi_emu_stats_t stats;
+
+    nop_cb(cb);
+    ASSERT_EQ(0, map_host(m_fd, src.data(), 4096, &s_va));
+    ASSERT_EQ(0, map_host(m_fd, dst.data(), 4096, &d_va));
+    struct uct_gaudi_pkt_lin_dma pkt = lin_dma(s_va, d_va, 4096, false, false);
+    memcpy(cb.data(), &pkt, sizeof(pkt));
+    cb[sizeof(pkt) / 8] = (uint64_t)UCT_GAUDI_PKT_STOP << 56;
+    cb[sizeof(pkt) / 8 + 1] = (uint64_t)0x1F << 56;  /* never read */
+    ASSERT_EQ(0, map_host(m_fd, cb.data(), cb_size, &cb_va));
+
+    ASSERT_EQ(0, gaudi_emu_get_stats(&stats));
+    before = stats.cb_fetch_bytes;
+    ASSERT_EQ(0, submit_raw(cb_size, &seq, 0, 0, -1, cb_va));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+    EXPECT_TRUE(src == dst);
+    ASSERT_EQ(0, gaudi_emu_get_stats(&stats));
+    EXPECT_LE(stats.cb_fetch_bytes - before, (uint64_t)(1 << 20))
+            << "a 32 MiB CB whose second packet is a STOP was read whole";
+
+    /* the harsher of the unknown: a CB whose range runs past its mapping
+     * faults before a packet runs, as if the engine prefetched it */
+    std::fill(dst.begin(), dst.end(), 0);
+    ASSERT_EQ(0, unmap(m_fd, cb_va));
+    ASSERT_EQ(0, map_host(m_fd, cb.data(), cb_size - 4096, &cb_va));
+    int err;
+    ASSERT_EQ(0, submit_raw(cb_size, &seq, 0, 0, -1, cb_va));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+    EXPECT_EQ(EIO, err);
+    EXPECT_EQ(0u, dst[0]) << "a packet ran before the CB's fault";
+}
+
+/* Packets across the fetch windows: one cut by a window's end runs whole,
+ * one cut by the CB's end fails the CS */
+TEST_F(emu_cs, cb_packet_across_fetches) {
+    open_ok();
+
+    const size_t cb_size = (3 << 20) + 4096;
+    std::vector<uint64_t> cb(cb_size / 8), src(512), dst(512, 0);
+    uint64_t cb_va, s_va, d_va, seq;
+    int err;
+
+    nop_cb(cb);
+    for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = i * 0x9e3779b97f4a7c15ull;
+    }
+    ASSERT_EQ(0, map_host(m_fd, src.data(), 4096, &s_va));
+    ASSERT_EQ(0, map_host(m_fd, dst.data(), 4096, &d_va));
+    struct uct_gaudi_pkt_lin_dma pkt = lin_dma(s_va, d_va, 4096, false, false);
+    for (size_t off : {(size_t)(1 << 20) - 8, (size_t)(2 << 20) - 16}) {
+        memcpy((uint8_t*)cb.data() + off, &pkt, sizeof(pkt));
+    }
+    ASSERT_EQ(0, map_host(m_fd, cb.data(), cb_size, &cb_va));
+
+    ASSERT_EQ(0, submit_raw(cb_size, &seq, 0, 0, -1, cb_va));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+    EXPECT_TRUE(src == dst);
+
+    /* the last packet cut by the CB's end: the CS fails (after the packets
+     * before it ran, as the engine fetched them) */
+    std::fill(dst.begin(), dst.end(), 0);
+    memcpy((uint8_t*)cb.data() + cb_size - 16, &pkt, 16);
+    ASSERT_EQ(0, submit_raw(cb_size, &seq, 0, 0, -1, cb_va));
+    EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+    EXPECT_EQ(EIO, err);
+}
+
 TEST_F(emu_cs, msg_long_writes) {
     open_ok();
 

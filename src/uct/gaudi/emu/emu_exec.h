@@ -20,6 +20,9 @@
  * with ctx->lock held; may drop and retake it. */
 int emu_exec_submit(emu_ctx_t *ctx, emu_cs_t *cs);
 
+/* Bytes of user CBs the engines read so far (process-wide) */
+uint64_t emu_exec_cb_fetched(void);
+
 /* A WAIT_CS for @seq at time @now: run the queued CSs up to @seq in this
  * thread unless another thread is executing; returns the time after what it
  * ran (@now if nothing), so that the caller reads the clock no more. Called

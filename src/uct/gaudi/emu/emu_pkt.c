@@ -249,19 +249,17 @@ static int emu_pkt_msg_long(emu_ctx_t *ctx, const uint8_t *p)
 }
 
 int emu_pkt_run(emu_ctx_t *ctx, uint32_t queue, const uint8_t *buf,
-                size_t len, emu_pkt_stats_t *stats)
+                size_t len, emu_pkt_stats_t *stats, size_t *done)
 {
     size_t off = 0, size;
-    int ret = 0;
+    int ret    = 0;
 
-    while ((off < len) && (ret == 0)) {
-        if (len - off < 8) {
-            return -EINVAL;
-        }
-
+    while ((off + 8 <= len) && (ret == 0)) {
         size = emu_pkt_size(buf + off);
-        if ((size == 0) || (size > len - off)) {
+        if (size == 0) {
             return -EINVAL;
+        } else if (size > len - off) {
+            break;                  /* the rest is in the next fetch */
         }
 
         switch (emu_pkt_opcode(buf + off)) {
@@ -272,7 +270,7 @@ int emu_pkt_run(emu_ctx_t *ctx, uint32_t queue, const uint8_t *buf,
             ret = emu_pkt_msg_long(ctx, buf + off);
             break;
         case UCT_GAUDI_PKT_STOP:
-            return 0;
+            return EMU_PKT_STOPPED;
         case UCT_GAUDI_PKT_CP_DMA:
         case UCT_GAUDI_PKT_MSG_PROT:
         case UCT_GAUDI_PKT_LOAD_AND_EXE:
@@ -284,5 +282,6 @@ int emu_pkt_run(emu_ctx_t *ctx, uint32_t queue, const uint8_t *buf,
         off += size;
     }
 
+    *done = off;
     return ret;
 }

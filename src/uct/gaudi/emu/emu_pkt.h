@@ -20,10 +20,16 @@ typedef struct {
  * forbidden packet, -EINVAL for an unknown one or one running past the end */
 int emu_pkt_validate_gaudi1(const uint8_t *buf, size_t len);
 
-/* Execute a CB on queue @queue: -EFAULT if a DMA touches an unmapped device
+/* emu_pkt_run() ran a STOP packet: the CB ends there */
+#define EMU_PKT_STOPPED  1
+
+/* Execute the whole packets at the start of @buf on queue @queue, as the
+ * engine fetches them: 0 with *done the bytes of the packets run (a packet
+ * cut by the end of @buf is not run: the caller fetches on from there),
+ * EMU_PKT_STOPPED after a STOP, -EFAULT if a DMA touches an unmapped device
  * address or one the queue's engine cannot reach, -EINVAL on a packet the
  * emulator cannot execute */
 int emu_pkt_run(emu_ctx_t *ctx, uint32_t queue, const uint8_t *buf,
-                size_t len, emu_pkt_stats_t *stats);
+                size_t len, emu_pkt_stats_t *stats, size_t *done);
 
 #endif

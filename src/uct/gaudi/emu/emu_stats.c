@@ -6,6 +6,7 @@
 
 #include "emu_common.h"
 #include "emu_dmabuf.h"
+#include "emu_exec.h"
 #include "emu_fault.h"
 #include "emu_fd.h"
 #include "emu_log.h"
@@ -45,5 +46,6 @@ EMU_EXPORT int gaudi_emu_get_stats(gaudi_emu_stats_t *stats)
     emu_fd_foreach(-1, emu_stats_add_ctx, stats);
     stats->kernel_log_errors = emu_log_kernel_errors();
     stats->faults_fired      = emu_fault_fired_count();
+    stats->cb_fetch_bytes    = emu_exec_cb_fetched();
     return 0;
 }

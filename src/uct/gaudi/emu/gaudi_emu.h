@@ -134,6 +134,8 @@ typedef struct gaudi_emu_stats {
     uint64_t faults_fired;  /* faults injected since the fault spec was
                                installed (gaudi_emu_init or
                                gaudi_emu_set_faults) */
+    uint64_t cb_fetch_bytes; /* bytes of user CBs the engines read, as
+                                they fetch packets (not the CBs' sizes) */
 } gaudi_emu_stats_t;
 
 int gaudi_emu_get_stats(gaudi_emu_stats_t *stats);
