@@ -27,8 +27,10 @@
  * and then carries exactly one descriptor (none otherwise), and refuses
  * every REVOKE; at the revocations' socket it refuses every GET_FD. After
  * the loop a valid GET_FD still gets its DMA-BUF, and the exporter's fds
- * and emulator accounting return to their values before the loop (idle
- * connections expire after its UCX_GAUDI_IPC_TIMEOUT of 0.5 s).
+ * and emulator accounting return to their values before the loop, taken
+ * after a valid GET_FD of each export (gaudi_ipc makes an export's DMA-BUF
+ * at its first request; idle connections expire after its
+ * UCX_GAUDI_IPC_TIMEOUT of 0.5 s).
  */
 
 #include "fuzz_ipc.h"
@@ -109,7 +111,7 @@ private:
     void check_answer(uint64_t iteration, int sock, const bytes &msg,
                       bool well_formed, bool rev, const char *how);
     bool is_live(uint64_t export_id, uint64_t cookie) const;
-    bool valid_get_fd(std::string *why);
+    bool valid_get_fd(std::string *why, unsigned key_index = 0);
 
     worker                 &m_w;
     exporter               m_exp;
@@ -400,9 +402,9 @@ void fdsrv_fuzzer::deliver(rng &r, uint64_t iteration, const bytes &msg)
 }
 
 /* A plain GET_FD of a live export gets its DMA-BUF */
-bool fdsrv_fuzzer::valid_get_fd(std::string *why)
+bool fdsrv_fuzzer::valid_get_fd(std::string *why, unsigned key_index)
 {
-    const uct_gaudi_ipc_rkey_t &key = m_exp.keys()[0];
+    const uct_gaudi_ipc_rkey_t &key = m_exp.keys()[key_index];
     char control[CMSG_SPACE(4 * sizeof(int))];
     uct_gaudi_ipc_msg_t msg, reply;
     struct iovec iov = {&reply, sizeof(reply)};
@@ -488,6 +490,14 @@ void fdsrv_fuzzer::run()
     }
     m_w.summary("%zu corpus seeds, exporter pid %d", m_corpus.size(),
                 m_exp.pid());
+
+    /* the exporter makes an export's DMA-BUF at the first GET_FD and holds
+     * it from then on: the loop's leak check starts from there (keys 0 and
+     * 1 share allocation A's export, key 2 is B's) */
+    if (!valid_get_fd(&err, 0) || !valid_get_fd(&err, 2) ||
+        !m_exp.rebaseline(&err)) {
+        m_w.fail("a valid GET_FD before the loop failed: %s", err.c_str());
+    }
 
     for (i = m_w.first(); m_w.more(i); ++i) {
         rng r     = iteration_rng(TARGET, i);

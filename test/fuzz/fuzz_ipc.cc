@@ -145,7 +145,16 @@ void deregister_all(export_state &s)
     }
 }
 
-/* Commands: 'D' deregister, 'C' <timeout> leak check, 'Q' quit */
+void take_baseline(export_state &s, const std::string &state_dir)
+{
+    s.fds = list_fds(state_dir.c_str());
+    if (s.stats_fn != NULL) {
+        s.stats_fn(&s.stats);
+    }
+}
+
+/* Commands: 'D' deregister, 'B' take the baseline again, 'C' <timeout>
+ * leak check, 'Q' quit */
 int exporter_main(int chan, const std::string &state_dir,
                   const char *ipc_timeout)
 {
@@ -168,10 +177,7 @@ int exporter_main(int chan, const std::string &state_dir,
     }
 
     s.stats_fn = find_emu_stats();
-    s.fds      = list_fds(state_dir.c_str());
-    if (s.stats_fn != NULL) {
-        s.stats_fn(&s.stats);
-    }
+    take_baseline(s, state_dir);
     chan_send(chan, keys.data(), keys.size() * sizeof(keys[0]));
 
     for (;;) {
@@ -182,6 +188,9 @@ int exporter_main(int chan, const std::string &state_dir,
         cmd[n] = '\0';
         if (cmd[0] == 'D') {
             deregister_all(s);
+            chan_send(chan, "ok", 2);
+        } else if (cmd[0] == 'B') {
+            take_baseline(s, state_dir);
             chan_send(chan, "ok", 2);
         } else if (cmd[0] == 'C') {
             deadline = now() + strtod(cmd + 1, NULL);
@@ -308,6 +317,11 @@ bool exporter::command(char cmd, double timeout, std::string *reply)
 bool exporter::deregister(std::string *report)
 {
     return command('D', 0, report);
+}
+
+bool exporter::rebaseline(std::string *report)
+{
+    return command('B', 0, report);
 }
 
 bool exporter::check_leaks(double timeout, std::string *report)

@@ -55,8 +55,13 @@ public:
 
     /* Deregister everything (its importers are revoked) */
     bool deregister(std::string *report);
+    /* Take its fds and emulator accounting now as the values check_leaks
+     * wants back (gaudi_ipc makes an export's DMA-BUF when a peer first
+     * asks for it: after a valid GET_FD of each export) */
+    bool rebaseline(std::string *report);
     /* Wait up to @a timeout s for its fds and emulator accounting to be at
-     * their values after registration; false with the difference */
+     * their values after registration (or rebaseline); false with the
+     * difference */
     bool check_leaks(double timeout, std::string *report);
     /* Free, close and reap it */
     void stop();

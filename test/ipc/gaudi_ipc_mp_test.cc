@@ -230,6 +230,17 @@ TEST_F(gaudi_ipc_mp, refuse_foreign_uid)
     run(spec);
 }
 
+/* An allocation is exported at a peer's first request, not at its
+ * registration */
+TEST_F(gaudi_ipc_mp, export_at_first_import)
+{
+    run_spec spec("lazy_export");
+
+    run(spec);
+    EXPECT_EQ("0", result(1, "exports_registered"));
+    EXPECT_EQ("1", result(1, "exports_imported"));
+}
+
 /* 7. without DMA-BUF import (upstream driver) peers are unreachable */
 TEST_F(gaudi_ipc_mp, import_unsupported)
 {

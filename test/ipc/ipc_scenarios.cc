@@ -1473,6 +1473,52 @@ GIPC_SCENARIO(foreign_uid)
 }
 
 
+/* An allocation is exported when a peer first asks for it, not at its
+ * registration: no DMA-BUF (an fd, a chunk pinned and the device held by
+ * the driver) for memory nobody imports (issue 21; before, every
+ * registration exported). The exporter counts its live DMA-BUFs: none after
+ * the registration and the key's packing, one after the peer's put */
+GIPC_SCENARIO(lazy_export)
+{
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    region *buf;
+    op o;
+
+    p.setup();
+    p.connect();
+    buf = alloc_exported(p, 2 * MiB);
+    if (is_initiator(p)) {
+        GIPC_ASSERT(p.recv_regions(rr));
+        GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+        p.dev_pattern(buf->address, 4096, 77);
+        p.op_init(&o, true, buf->address, 4096, buf->memh, rr[0].address,
+                  bundle.rkey);
+        expect_op_ok(p.op_run(&o), "put 4096");
+        GIPC_EXPECT_OK(p.flush_ep()) << "uct_ep_flush";
+        p.release(&bundle);
+        p.send_sync(1);
+        GIPC_ASSERT(p.wait_sync(2));
+    } else {
+        prepare_dest(p, buf->address, buf->length, 0, 4096);
+        p.send_regions({buf});
+        result("exports_registered", (uint64_t)(p.emu_stats().exports -
+                                                p.baseline().emu.exports));
+        GIPC_EXPECT(p.emu_stats().exports == p.baseline().emu.exports)
+                << "registered and its key packed, not imported: exported";
+        GIPC_ASSERT(p.wait_sync(1));
+        GIPC_EXPECT(verify_dest(p, buf->address, buf->length, 0, 4096, 77,
+                                "put 4096"));
+        result("exports_imported", (uint64_t)(p.emu_stats().exports -
+                                              p.baseline().emu.exports));
+        GIPC_EXPECT(p.emu_stats().exports == p.baseline().emu.exports + 1)
+                << "imported by a peer: not exported once";
+        p.send_sync(2);
+    }
+    p.teardown();
+}
+
+
 /* ---- 7. import not supported --------------------------------------------- */
 
 GIPC_SCENARIO(no_import)
@@ -1496,6 +1542,9 @@ GIPC_SCENARIO(no_import)
     GIPC_EXPECT(status == UCS_ERR_UNREACHABLE)
             << "uct_rkey_unpack without import: " << ucs_status_string(status);
     result("unpack_status", ucs_status_string(status));
+    /* no DMA-BUF where no driver can import it */
+    GIPC_EXPECT(p.emu_stats().exports == p.baseline().emu.exports)
+            << "exported where no driver imports";
     p.teardown();
 }
 

@@ -44,6 +44,8 @@ typedef struct uct_gaudi_chunk {
                                    space, since a peer may still read
                                    them, until the chunk is released */
     int              exported;  /* exported whole (6.1 handle form) */
+    int              shared;    /* to be exported whole, or exported: its
+                                   release calls the free callback */
     int              unmapped;  /* release: UNMAP done, FREE pending */
 } uct_gaudi_chunk_t;
 

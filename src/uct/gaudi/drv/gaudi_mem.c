@@ -31,6 +31,8 @@ typedef struct {
     ucs_pgt_region_t  super;    /* [dva, dva + length) */
     uct_gaudi_chunk_t *chunk;   /* carved from it; NULL on Gaudi1 */
     int               exported; /* a DMA-BUF was exported from it */
+    int               shared;   /* exported, or to be: its free calls the
+                                   free callback */
 } uct_gaudi_mem_region_t;
 
 
@@ -161,6 +163,7 @@ static ucs_status_t uct_gaudi_mem_track(uct_gaudi_dev_t *dev,
     region->super.end   = mem->dva + mem->length;
     region->chunk       = chunk;
     region->exported    = 0;
+    region->shared      = 0;
 
     pthread_mutex_lock(&dev->mem->lock);
     status = ucs_pgtable_insert(&dev->mem->allocs, &region->super);
@@ -435,7 +438,7 @@ static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
     int exported = chunk->exported || (chunk->num_held > 0);
     ucs_status_t status;
 
-    if (chunk->exported) {
+    if (chunk->shared) {
         uct_gaudi_mem_call_free_cb(dev, chunk->dva, chunk->length);
     }
 
@@ -485,7 +488,7 @@ static void uct_gaudi_mem_withdraw_cb(const ucs_pgtable_t *pgtable,
     uct_gaudi_mem_region_t *region = ucs_derived_of(pgt_region,
                                                     uct_gaudi_mem_region_t);
 
-    if (region->exported) {
+    if (region->shared) {
         uct_gaudi_mem_withdraw_add(arg, pgt_region->start,
                                    pgt_region->end - pgt_region->start);
     }
@@ -519,7 +522,7 @@ void uct_gaudi_mem_withdraw_exports(uct_gaudi_dev_t *dev)
                                  uct_gaudi_mem_withdraw_cb, &w);
     }
     ucs_list_for_each(chunk, &ctx->chunks, list) {
-        if (chunk->exported) {
+        if (chunk->shared) {
             uct_gaudi_mem_withdraw_add(&w, chunk->dva, chunk->length);
         }
     }
@@ -640,7 +643,7 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
     uct_gaudi_mem_region_t *region;
     ucs_pgt_region_t *pgt_region;
     uct_gaudi_chunk_t *chunk;
-    int exported, empty;
+    int exported, shared, empty;
 
     /* a pool would be corrupted by a range it never gave out */
     pthread_mutex_lock(&dev->mem->lock);
@@ -653,7 +656,9 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
         return UCS_ERR_INVALID_PARAM;
     }
 
-    exported = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t)->exported;
+    region   = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
+    exported = region->exported;
+    shared   = region->shared;
     pthread_mutex_unlock(&dev->mem->lock);
 
     /* registrations UCP cached for the range go before the range can be
@@ -667,7 +672,7 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
         uct_gaudi_mem_memtype_set(mem->dva, mem->length, dev->info->sys_dev);
     }
 
-    if (exported) {
+    if (shared) {
         uct_gaudi_mem_call_free_cb(dev, mem->dva, mem->length);
     }
 
@@ -722,12 +727,16 @@ ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
             mem->chunk_dva    = region->chunk->dva;
             mem->chunk_length = region->chunk->length;
             region->chunk->exported |= (mark == UCT_GAUDI_MEM_EXPORT_CHUNK);
+            region->chunk->shared   |= (mark == UCT_GAUDI_MEM_EXPORT_CHUNK) ||
+                                       (mark == UCT_GAUDI_MEM_SHARE_CHUNK);
         } else {
             mem->handle       = 0;
             mem->chunk_dva    = mem->dva;
             mem->chunk_length = mem->length;
         }
         region->exported |= (mark == UCT_GAUDI_MEM_EXPORT_ALLOC);
+        region->shared   |= (mark == UCT_GAUDI_MEM_EXPORT_ALLOC) ||
+                            (mark == UCT_GAUDI_MEM_SHARE_ALLOC);
         status            = UCS_OK;
     } else {
         status = UCS_ERR_NO_ELEM;

@@ -42,9 +42,13 @@ typedef struct uct_gaudi_mem {
 } uct_gaudi_mem_t;
 
 
-/* What uct_gaudi_mem_find() marks as exported */
+/* What uct_gaudi_mem_find() marks: shared (its free calls the free
+ * callback), or exported (shared, and a peer may hold a DMA-BUF of it: its
+ * range is not given out again while its chunk lives) */
 typedef enum {
     UCT_GAUDI_MEM_EXPORT_NONE,   /* a lookup only */
+    UCT_GAUDI_MEM_SHARE_ALLOC,   /* the allocation, to be exported later */
+    UCT_GAUDI_MEM_SHARE_CHUNK,   /* its whole chunk, to be exported later */
     UCT_GAUDI_MEM_EXPORT_ALLOC,  /* the allocation (address + offset form) */
     UCT_GAUDI_MEM_EXPORT_CHUNK   /* its whole chunk (6.1 handle form) */
 } uct_gaudi_mem_export_mark_t;

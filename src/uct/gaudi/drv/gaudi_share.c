@@ -57,9 +57,9 @@ static int uct_gaudi_mem_export_whole(const uct_gaudi_dev_t *dev)
            !uct_gaudi_share_offset_applied();
 }
 
-void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
-                                const uct_gaudi_mem_t *mem, uint64_t *base_p,
-                                size_t *length_p)
+static void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
+                                         const uct_gaudi_mem_t *mem,
+                                         uint64_t *base_p, size_t *length_p)
 {
     if (uct_gaudi_mem_export_whole(dev)) {
         *base_p   = mem->chunk_dva;
@@ -68,6 +68,22 @@ void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
         *base_p   = mem->dva;
         *length_p = mem->length;
     }
+}
+
+ucs_status_t uct_gaudi_share_prepare(uct_gaudi_dev_t *dev, uint64_t addr,
+                                   size_t length, uct_gaudi_mem_t *mem,
+                                   uint64_t *base_p, size_t *length_p)
+{
+    if (uct_gaudi_mem_find(dev, addr, length,
+                           uct_gaudi_mem_export_whole(dev) ?
+                                   UCT_GAUDI_MEM_SHARE_CHUNK :
+                                   UCT_GAUDI_MEM_SHARE_ALLOC,
+                           mem) != UCS_OK) {
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    uct_gaudi_share_export_range(dev, mem, base_p, length_p);
+    return UCS_OK;
 }
 
 ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,

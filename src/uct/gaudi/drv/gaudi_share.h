@@ -38,15 +38,23 @@ typedef struct uct_gaudi_export {
 
 
 /**
- * What a DMA-BUF export of allocation @a mem holds: the allocation itself,
- * or its whole chunk where the driver might not apply the offset of an
- * export (the 6.1 ABI has none; drivers before the offset handling ignore
- * it; driver-abi.md 4.4). This range is the export's identity
- * (uct_gaudi_mem_free_cb_t gets it).
+ * Prepare the allocation of this process that contains [addr, addr +
+ * length) for a later export (gaudi_ipc exports when a peer first asks):
+ * nothing is exported yet, but its free now calls the free callback
+ * (uct_gaudi_mem_set_free_cb), so that whoever shares it learns that it
+ * goes. Returns the allocation in @a mem and the range an export of it
+ * holds in @a base_p and @a length_p: the allocation itself, or its whole
+ * chunk where the driver might not apply the offset of an export (the 6.1
+ * ABI has none; drivers before the offset handling ignore it; driver-abi.md
+ * 4.4). That range is the export's identity (uct_gaudi_mem_free_cb_t gets
+ * it).
+ *
+ * @return UCS_ERR_INVALID_ADDR if the range is not inside one allocation
+ *         made by this process (uct_gaudi_mem_alloc()).
  */
-void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
-                                const uct_gaudi_mem_t *mem, uint64_t *base_p,
-                                size_t *length_p);
+ucs_status_t uct_gaudi_share_prepare(uct_gaudi_dev_t *dev, uint64_t addr,
+                                   size_t length, uct_gaudi_mem_t *mem,
+                                   uint64_t *base_p, size_t *length_p);
 
 
 /**

@@ -144,6 +144,35 @@ static void uct_gaudi_ipc_md_forget(khash_t(uct_gaudi_ipc_exports) *hash,
     }
 }
 
+/*
+ * The DMA-BUF of @a export, made when the first peer asks for it, not at
+ * the registration: an fd (and, on the driver, a reference that pins the
+ * chunk and holds the device) only for memory a peer imports; none at all
+ * where no driver on this node can import. md->lock held.
+ */
+static ucs_status_t uct_gaudi_ipc_md_dmabuf(uct_gaudi_ipc_md_t *md,
+                                            uct_gaudi_ipc_export_t *export)
+{
+    uct_gaudi_export_t exp;
+    ucs_status_t status;
+
+    status = uct_gaudi_share_export(md->dev, export->alloc_dva,
+                                    export->alloc_length, &exp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    ucs_assertv((exp.base == export->exp.base) &&
+                (exp.length == export->exp.length), "export 0x%" PRIx64
+                "+%zu became 0x%" PRIx64 "+%zu", export->exp.base,
+                export->exp.length, exp.base, exp.length);
+    export->exp.fd = exp.fd;
+    ucs_debug("gaudi_ipc: export %" PRIu64 " of 0x%" PRIx64 "+%zu made at "
+              "a peer's first request: DMA-BUF fd %d", export->export_id,
+              exp.base, exp.length, exp.fd);
+    return UCS_OK;
+}
+
 /* fd server: a peer asks for an export */
 static ucs_status_t uct_gaudi_ipc_md_srv_get_fd(void *arg,
                                                 const uct_gaudi_ipc_msg_t *msg,
@@ -169,9 +198,14 @@ static ucs_status_t uct_gaudi_ipc_md_srv_get_fd(void *arg,
                  (export == NULL) ? "no" : "wrong cookie for",
                  msg->export_id);
         status = UCS_ERR_REJECTED;
-    } else if (export->exp.fd < 0) {
-        ucs_diag("gaudi_ipc: refused pid %d: export %" PRIu64 " is not "
-                 "registered anymore", (int)pid, msg->export_id);
+    } else if ((export->exp.fd < 0) &&
+               ((status = uct_gaudi_ipc_md_dmabuf(md, export)) != UCS_OK)) {
+        /* the driver refused the export (a device that failed, pages
+         * outside the DRAM BAR): the peer stages, and says so */
+        ucs_diag("gaudi_ipc: refused pid %d: export %" PRIu64 " of 0x%"
+                 PRIx64 "+%zu failed: %s", (int)pid, msg->export_id,
+                 export->exp.base, export->exp.length,
+                 ucs_status_string(status));
         status = UCS_ERR_REJECTED;
     } else {
         /* recorded first: whoever has the fd is revoked */
@@ -310,7 +344,6 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
                                             uct_gaudi_ipc_export_t **export_p)
 {
     uct_gaudi_ipc_export_t *export;
-    uct_gaudi_export_t exp;
     uct_gaudi_mem_t mem;
     ucs_status_t status;
     size_t exp_length;
@@ -318,34 +351,36 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
     khiter_t iter;
     int ret;
 
-    if (uct_gaudi_mem_find(md->dev, address, length,
-                           UCT_GAUDI_MEM_EXPORT_NONE, &mem) != UCS_OK) {
-        return UCS_ERR_INVALID_ADDR;
-    }
-
     /* an export covers the allocation, or its whole chunk (6.1 handles):
      * the registrations of everything it covers share it */
-    uct_gaudi_share_export_range(md->dev, &mem, &base, &exp_length);
-    export = uct_gaudi_ipc_md_find(&md->by_base, base);
-    if (export != NULL) {
-        *export_p = export;
-        return UCS_OK;
-    }
-
-    status = uct_gaudi_share_export(md->dev, address, length, &exp);
+    status = uct_gaudi_share_prepare(md->dev, address, length, &mem, &base,
+                                     &exp_length);
     if (status != UCS_OK) {
         return status;
     }
 
-    export = ucs_calloc(1, sizeof(*export), "gaudi_ipc_export");
-    if (export == NULL) {
-        status = UCS_ERR_NO_MEMORY;
-        goto err_close;
+    export = uct_gaudi_ipc_md_find(&md->by_base, base);
+    if (export != NULL) {
+        export->alloc_dva    = mem.dva;
+        export->alloc_length = mem.length;
+        *export_p            = export;
+        return UCS_OK;
     }
 
+    export = ucs_calloc(1, sizeof(*export), "gaudi_ipc_export");
+    if (export == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    /* its identity now, its DMA-BUF at the first peer's request
+     * (uct_gaudi_ipc_md_dmabuf) */
     kh_init_inplace(uct_gaudi_ipc_importers, &export->importers);
-    export->exp       = exp;
-    export->export_id = ++md->next_export_id;
+    export->exp.fd       = -1;
+    export->exp.base     = base;
+    export->exp.length   = exp_length;
+    export->alloc_dva    = mem.dva;
+    export->alloc_length = mem.length;
+    export->export_id    = ++md->next_export_id;
     /* the only secret between us and a peer of our uid that guesses */
     if (getrandom(&export->cookie, sizeof(export->cookie), 0) !=
         sizeof(export->cookie)) {
@@ -353,7 +388,7 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
         status = UCS_ERR_IO_ERROR;
         goto err_free;
     }
-    iter = kh_put(uct_gaudi_ipc_exports, &md->by_base, exp.base, &ret);
+    iter = kh_put(uct_gaudi_ipc_exports, &md->by_base, base, &ret);
     if (ret < 0) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
@@ -362,7 +397,7 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
 
     iter = kh_put(uct_gaudi_ipc_exports, &md->by_id, export->export_id, &ret);
     if (ret < 0) {
-        uct_gaudi_ipc_md_forget(&md->by_base, exp.base);
+        uct_gaudi_ipc_md_forget(&md->by_base, base);
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
     }
@@ -373,8 +408,6 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
 
 err_free:
     uct_gaudi_ipc_export_free(export);
-err_close:
-    close(exp.fd);
     return status;
 }
 

@@ -38,13 +38,18 @@ KHASH_INIT(uct_gaudi_ipc_importers, uct_gaudi_ipc_srv_id_t, char, 0,
 
 /*
  * An exported allocation of this process: from its first registration
- * until its last deregistration (or its free, if that comes first). The
- * DMA-BUF fd is held meanwhile. When it goes its importers are revoked, and
- * the next registration of the allocation is a new export with a new
- * identity {export id, cookie}: keys of the old one stop working.
+ * until its last deregistration (or its free, if that comes first). Its
+ * DMA-BUF is made when a peer first asks for it, and held from then on.
+ * When it goes its importers are revoked, and the next registration of the
+ * allocation is a new export with a new identity {export id, cookie}: keys
+ * of the old one stop working.
  */
 typedef struct uct_gaudi_ipc_export {
-    uct_gaudi_export_t exp;          /* fd (-1: gone), base, len */
+    uct_gaudi_export_t exp;          /* fd (-1: not asked for yet, or gone),
+                                        base, len */
+    uint64_t           alloc_dva;    /* an allocation it covers, the one */
+    size_t             alloc_length; /* last registered: the driver's
+                                        export is asked for it */
     uint64_t           export_id;    /* never reused by this process */
     uint64_t           cookie;       /* random */
     unsigned           num_regs;     /* memory handles pointing here */
