@@ -6,6 +6,9 @@
 
 #include "base_common.h"
 
+#include <sys/mman.h>
+#include <sys/statfs.h>
+
 #include <stdlib.h>
 
 #include <algorithm>
@@ -283,6 +286,49 @@ TEST(base_mem, map_host_keeps_offset) {
         free(buf);
         uct_gaudi_dev_release(dev);
     });
+}
+
+/* A host buffer the kernel will not pin for long (a shared mapping of a
+ * file on disk, refused from Linux 6.5 on and by the emulator by default):
+ * the mapping fails with an error that says why */
+TEST(base_mem, map_host_shared_file_refused) {
+    std::string path = "./base-mem-pin-XXXXXX";
+    const size_t size = 2 * 4096;
+    state_dir dir;
+    struct statfs fs;
+    void *buf;
+    int fd;
+
+    ASSERT_EQ(0, statfs(".", &fs));
+    if ((fs.f_type == 0x01021994) || (fs.f_type == 0x858458f6)) {
+        GTEST_SKIP() << "the working directory is on tmpfs/ramfs";
+    }
+    fd = mkstemp(&path[0]);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    unlink(path.c_str());
+    ASSERT_EQ(0, ftruncate(fd, size));
+    buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    ASSERT_NE(MAP_FAILED, buf);
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        uint64_t dva;
+
+        set_emu_env(2, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        {
+            log_capture log;
+
+            EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+                      uct_gaudi_mem_map_host(dev, buf, size, &dva));
+            EXPECT_EQ(1u, log.count("a writable shared mapping of a file"))
+                    << "the error does not say why";
+        }
+        uct_gaudi_dev_release(dev);
+    });
+    munmap(buf, size);
 }
 
 TEST(base_mem, leaked_allocations_released) {

@@ -6,6 +6,9 @@
 
 #include "emu_test.h"
 
+#include <limits.h>
+#include <sys/statfs.h>
+
 /* HL_IOCTL_MEMORY: ALLOC/FREE/MAP/UNMAP rules and errnos */
 
 class emu_memory : public emu_test {
@@ -176,6 +179,99 @@ TEST_F(emu_memory, map_host_errors) {
     ASSERT_EQ(0, mprotect(p, 4096, PROT_READ));
     EXPECT_EQ(EFAULT, map_host(m_fd, p, 100, &va));
     munmap(p, 3 * 4096);
+}
+
+/* A directory on a filesystem that writes dirty pages back (not tmpfs,
+ * ramfs or hugetlbfs), for a shared file mapping; "" if none is found */
+static std::string disk_dir()
+{
+    char cwd[PATH_MAX];
+    struct statfs fs;
+
+    for (const char *dir : {".", "/var/tmp", "/tmp"}) {
+        if ((statfs(dir, &fs) == 0) && (fs.f_type != 0x01021994) &&
+            (fs.f_type != 0x858458f6) && (fs.f_type != 0x958458f6) &&
+            (access(dir, W_OK) == 0)) {
+            return (strcmp(dir, ".") || !getcwd(cwd, sizeof(cwd))) ?
+                   std::string(dir) : std::string(cwd);
+        }
+    }
+    return "";
+}
+
+/* A writable shared mapping of @a size bytes of a new file in @a dir */
+static void *map_file(const std::string &dir, size_t size, int flags)
+{
+    std::string path = dir + "/emu-pin-XXXXXX";
+    void *p;
+    int fd;
+
+    fd = mkstemp(&path[0]);
+    if (fd < 0) {
+        return MAP_FAILED;
+    }
+    unlink(path.c_str());
+    p = (ftruncate(fd, size) == 0) ?
+        mmap(NULL, size, PROT_READ | PROT_WRITE, flags, fd, 0) : MAP_FAILED;
+    close(fd);
+    return p;
+}
+
+/* The userptr mapping pins for long (FOLL_LONGTERM): kernels from 6.5 refuse
+ * a writable shared mapping of a file on a disk filesystem with EFAULT
+ * (mm/gup.c check_vma_flags, writable_file_mapping_allowed); shmem, private
+ * mappings and, with the knob, older kernels pin it */
+TEST_F(emu_memory, map_host_shared_file) {
+    std::string dir = disk_dir();
+    const size_t size = 4 * 4096;
+    uint64_t va;
+
+    if (dir.empty()) {
+        GTEST_SKIP() << "no writable directory on a disk filesystem";
+    }
+    open_ok();
+
+    void *shared = map_file(dir, size, MAP_SHARED);
+    ASSERT_NE(MAP_FAILED, shared) << dir << ": " << strerror(errno);
+    memset(shared, 1, size);
+    EXPECT_EQ(EFAULT, map_host(m_fd, shared, size, &va))
+            << "a shared mapping of a file in " << dir << " was pinned";
+    EXPECT_EQ(EFAULT, map_host(m_fd, (char*)shared + 4096, 100, &va));
+
+    void *priv = map_file(dir, size, MAP_PRIVATE);
+    ASSERT_NE(MAP_FAILED, priv);
+    EXPECT_EQ(0, map_host(m_fd, priv, size, &va));
+    EXPECT_EQ(0, unmap(m_fd, va));
+
+    if (access("/dev/shm", W_OK) == 0) {
+        void *shm = map_file("/dev/shm", size, MAP_SHARED);
+        ASSERT_NE(MAP_FAILED, shm);
+        EXPECT_EQ(0, map_host(m_fd, shm, size, &va)) << "tmpfs is shmem";
+        EXPECT_EQ(0, unmap(m_fd, va));
+        munmap(shm, size);
+    }
+
+    int mfd = memfd_create("emu-pin", MFD_CLOEXEC);
+    ASSERT_GE(mfd, 0);
+    ASSERT_EQ(0, ftruncate(mfd, size));
+    void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    close(mfd);
+    ASSERT_NE(MAP_FAILED, mem);
+    EXPECT_EQ(0, map_host(m_fd, mem, size, &va)) << "memfd is shmem";
+    EXPECT_EQ(0, unmap(m_fd, va));
+    munmap(mem, size);
+
+    /* an older kernel: the knob */
+    m_ops->close(m_fd);
+    m_fd = -1;
+    gaudi_emu_fini();
+    m_cfg.pin_shared_files = 1;
+    open_ok();
+    EXPECT_EQ(0, map_host(m_fd, shared, size, &va));
+    EXPECT_EQ(0, unmap(m_fd, va));
+
+    munmap(priv, size);
+    munmap(shared, size);
 }
 
 TEST_F(emu_memory, map_host_huge) {

@@ -38,6 +38,7 @@ typedef struct uct_gaudi_lib_config {
     unsigned          emu_abi;         /* uct_gaudi_abi_t */
     int               emu_oot_import;  /* emulate import op 99 */
     char              *emu_oot_version; /* the out-of-tree release */
+    int               emu_pin_shared_files; /* pre-6.5 long-term pins */
     unsigned          emu_exec;        /* gaudi_emu_exec_t */
     double            emu_bw;          /* modelled bandwidth, B/s */
     double            emu_latency;     /* modelled CS latency, seconds */

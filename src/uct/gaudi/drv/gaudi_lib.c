@@ -135,6 +135,14 @@ static ucs_config_field_t uct_gaudi_lib_emu_config_table[] = {
      ucs_offsetof(uct_gaudi_lib_config_t, emu_oot_version),
      UCS_CONFIG_TYPE_STRING},
 
+    {"EMU_PIN_SHARED_FILES", "n",
+     "Emulator: let a host registration pin a writable shared mapping of a\n"
+     "file on a disk filesystem, as kernels before 6.5 did. From 6.5 the\n"
+     "kernel refuses such long-term pins (EFAULT); tmpfs, /dev/shm, memfd,\n"
+     "hugetlbfs and private mappings still pin.",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_pin_shared_files),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"EMU_EXEC", "thread",
      "How the emulator executes command submissions: thread (asynchronously,\n"
      "like hardware: by the thread that waits for the CS, or by a worker thread\n"

@@ -761,8 +761,16 @@ ucs_status_t uct_gaudi_mem_map_host(uct_gaudi_dev_t *dev, const void *addr,
     args.in.flags                   = HL_MEM_USERPTR;
     args.in.map_host.host_virt_addr = (uintptr_t)addr;
     args.in.map_host.mem_size       = length;
-    status = uct_gaudi_mem_op(dev, &args, UCS_LOG_LEVEL_ERROR);
+    status = uct_gaudi_mem_op(dev, &args, UCS_LOG_LEVEL_DEBUG);
     if (status != UCS_OK) {
+        /* EFAULT: pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM) failed,
+         * which a user meets most with a file mapped shared (6.5 on) */
+        ucs_error("%s: cannot map host memory %p+%zu for DMA: %s%s",
+                  dev->name, addr, length, ucs_status_string(status),
+                  (status != UCS_ERR_INVALID_ADDR) ? "" :
+                  " (the driver could not pin it: not mapped, read-only, "
+                  "or a writable shared mapping of a file on a disk "
+                  "filesystem, which kernels from 6.5 do not pin)");
         return status;
     }
 

@@ -83,6 +83,7 @@ uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
     emu_config->abi         = (uct_gaudi_abi_t)config->emu_abi;
     emu_config->oot_import  = config->emu_oot_import;
     emu_config->oot_version = config->emu_oot_version;
+    emu_config->pin_shared_files = config->emu_pin_shared_files;
     emu_config->exec        = (gaudi_emu_exec_t)config->emu_exec;
     emu_config->bandwidth   = (config->emu_bw > 0) ? config->emu_bw : 0;
     emu_config->latency     = config->emu_latency;

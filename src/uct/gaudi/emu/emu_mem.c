@@ -173,8 +173,9 @@ static int emu_mem_map_host(emu_ctx_t *ctx, union hl_mem_args *args)
         return -EINVAL;
     }
 
-    /* pin_user_pages(FOLL_WRITE): the range must be mapped writable */
-    ret = emu_check_user_writable(addr, size);
+    /* pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM): mapped writable,
+     * and (kernels from 6.5) not a shared mapping of a file on disk */
+    ret = emu_check_user_pinnable(addr, size, emu_g.cfg.pin_shared_files);
     if (ret != 0) {
         return ret;
     }

@@ -140,6 +140,11 @@ int emu_copy_to_user(uint64_t dst, const void *src, size_t len)
     return ret;
 }
 
+/* statfs(2) f_type of the filesystems without writeback (linux/magic.h) */
+#define EMU_TMPFS_MAGIC      0x01021994
+#define EMU_HUGETLBFS_MAGIC  0x958458f6
+#define EMU_RAMFS_MAGIC      0x858458f6
+
 static char *emu_read_maps(void)
 {
     size_t size = 0, cap = 65536;
@@ -174,13 +179,59 @@ static char *emu_read_maps(void)
     return buf;
 }
 
-int emu_check_user_writable(uint64_t addr, uint64_t len)
+/*
+ * Whether the kernel (6.5 on) refuses a long-term pin of a writable shared
+ * mapping of @a path (the rest of a /proc/self/maps line; device major
+ * @a major): mm/gup.c check_vma_flags() -> writable_file_mapping_allowed()
+ * -> vma_needs_dirty_tracking(): a file whose filesystem writes dirty pages
+ * back (ext4, xfs, NFS...). shmem (tmpfs, /dev/shm, memfd, SysV shm),
+ * hugetlbfs and ramfs have no writeback and still pin.
+ */
+static int emu_uaccess_needs_writeback(const char *path, unsigned major)
+{
+    static const char *const deleted = " (deleted)";
+    char file[PATH_MAX];
+    struct statfs fs;
+    size_t len;
+    char *slash;
+
+    if ((strncmp(path, "/memfd:", 7) == 0) ||
+        (strncmp(path, "/SYSV", 5) == 0) || (strcmp(path, "/dev/zero") == 0)) {
+        return 0;
+    }
+
+    snprintf(file, sizeof(file), "%s", path);
+    len = strlen(file);
+    if ((len > strlen(deleted)) &&
+        !strcmp(file + len - strlen(deleted), deleted)) {
+        file[len - strlen(deleted)] = '\0';
+    }
+    if (statfs(file, &fs) != 0) {
+        /* gone: its directory's filesystem, else the device tells */
+        slash = strrchr(file, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+        }
+        if ((slash == NULL) || (statfs(file, &fs) != 0)) {
+            return major != 0;
+        }
+    }
+
+    return (fs.f_type != EMU_TMPFS_MAGIC) &&
+           (fs.f_type != EMU_HUGETLBFS_MAGIC) &&
+           (fs.f_type != EMU_RAMFS_MAGIC);
+}
+
+int emu_check_user_pinnable(uint64_t addr, uint64_t len, int shared_files_ok)
 {
     uint64_t cur = addr, end = addr + len;
     unsigned long long start, stop;
+    unsigned major, minor;
+    unsigned long inode;
     char perms[8];
-    char *maps, *line;
+    char *maps, *line, *nl;
     int ret = -EFAULT;
+    int path;
 
     if ((addr == 0) || (end < addr)) {
         return -EFAULT;
@@ -194,7 +245,9 @@ int emu_check_user_writable(uint64_t addr, uint64_t len)
     /* /proc/self/maps is sorted: walk the regions covering [addr, end) */
     for (line = maps; (line != NULL) && (*line != '\0');
          line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-        if (sscanf(line, "%llx-%llx %7s", &start, &stop, perms) != 3) {
+        path = 0;
+        if (sscanf(line, "%llx-%llx %7s %*x %x:%x %lu %n", &start, &stop,
+                   perms, &major, &minor, &inode, &path) < 6) {
             continue;
         }
         if (stop <= cur) {
@@ -202,6 +255,19 @@ int emu_check_user_writable(uint64_t addr, uint64_t len)
         }
         if ((start > cur) || (perms[1] != 'w')) {
             break;
+        }
+        if (!shared_files_ok && (perms[3] == 's') && (inode != 0) &&
+            (path > 0) && (line[path] == '/')) {
+            nl = strchr(line + path, '\n');
+            if (nl != NULL) {
+                *nl = '\0';
+            }
+            if (emu_uaccess_needs_writeback(line + path, major)) {
+                break;      /* the kernel refuses it: -EFAULT */
+            }
+            if (nl != NULL) {
+                *nl = '\n';
+            }
         }
         cur = stop;
         if (cur >= end) {

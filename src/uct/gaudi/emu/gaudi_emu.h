@@ -84,6 +84,10 @@ typedef struct gaudi_emu_config {
                                        release emulated, "major.minor[.patch]"
                                        (DMA-BUF export offsets are applied
                                        from 1.24 on); NULL/"" = the default */
+    int               pin_shared_files; /* 1: userptr mappings may pin
+                                           writable shared mappings of files
+                                           on disk, as kernels before 6.5
+                                           did; 0: -EFAULT, as 6.5 on */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
