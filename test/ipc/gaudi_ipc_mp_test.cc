@@ -241,6 +241,16 @@ TEST_F(gaudi_ipc_mp, export_at_first_import)
     EXPECT_EQ("1", result(1, "exports_imported"));
 }
 
+/* ... and a whole chunk's export, after an allocation of it went (a driver
+ * before the offset handling: whole chunks are exported) */
+TEST_F(gaudi_ipc_mp, export_at_first_import_whole_chunk)
+{
+    run_spec spec("lazy_export_whole_chunk");
+
+    spec.env = {"UCX_GAUDI_EMU_OOT_VERSION=1.23.0"};
+    run(spec);
+}
+
 /* 7. without DMA-BUF import (upstream driver) peers are unreachable */
 TEST_F(gaudi_ipc_mp, import_unsupported)
 {

@@ -1519,6 +1519,50 @@ GIPC_SCENARIO(lazy_export)
 }
 
 
+/* Whole-chunk exports (a driver that may ignore the export offset): the
+ * export covers the chunk, and is made when the peer asks, after the
+ * allocation registered last in that chunk was deregistered and freed;
+ * the first one's key must still import (the export is asked for by the
+ * chunk, not by an allocation that is gone) */
+GIPC_SCENARIO(lazy_export_whole_chunk)
+{
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    region *a, *b, *buf;
+    op o;
+
+    p.setup();
+    p.connect();
+    if (is_initiator(p)) {
+        buf = alloc_exported(p, MiB);
+        GIPC_ASSERT(p.recv_regions(rr));
+        GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+        p.dev_pattern(buf->address, 4096, 78);
+        p.op_init(&o, true, buf->address, 4096, buf->memh, rr[0].address,
+                  bundle.rkey);
+        expect_op_ok(p.op_run(&o), "put 4096 into the chunk's first "
+                     "allocation");
+        GIPC_EXPECT_OK(p.flush_ep()) << "uct_ep_flush";
+        p.release(&bundle);
+        p.send_sync(1);
+        GIPC_ASSERT(p.wait_sync(2));
+    } else {
+        a = alloc_exported(p, MiB);
+        b = alloc_exported(p, MiB);    /* the same chunk, registered last */
+        prepare_dest(p, a->address, a->length, 0, 4096);
+        p.free(b);
+        p.send_regions({a});
+        GIPC_ASSERT(p.wait_sync(1));
+        GIPC_EXPECT(verify_dest(p, a->address, a->length, 0, 4096, 78,
+                                "put 4096"));
+        GIPC_EXPECT(p.emu_stats().exports == p.baseline().emu.exports + 1)
+                << "not exported once";
+        p.send_sync(2);
+    }
+    p.teardown();
+}
+
+
 /* ---- 7. import not supported --------------------------------------------- */
 
 GIPC_SCENARIO(no_import)

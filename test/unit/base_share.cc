@@ -148,6 +148,55 @@ TEST(base_share, free_without_importer) {
     });
 }
 
+/* An allocation being freed is exported no more: gaudi_ipc exports when a
+ * peer asks, on another thread, and an export made while the free runs
+ * (here: from the free callback, which runs in that window) would not hold
+ * the range back; a peer would keep a DMA-BUF of memory handed out again */
+static uct_gaudi_dev_t *g_free_dev;
+static ucs_status_t g_export_in_free = UCS_OK;
+
+static void export_from_free_cb(void *arg, uint64_t dva, size_t length)
+{
+    uct_gaudi_export_t exp;
+
+    g_export_in_free = uct_gaudi_share_export(g_free_dev, dva, length, &exp);
+    if (g_export_in_free == UCS_OK) {
+        close(exp.fd);
+    }
+}
+
+TEST(base_share, no_export_while_freed) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        gaudi_emu_stats_t stats;
+        uint64_t base;
+        size_t length;
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem, found;
+
+        set_emu_env(2, dir);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        g_free_dev = dev;
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        ASSERT_EQ(UCS_OK, uct_gaudi_share_prepare(dev, mem.dva, MB, &found,
+                                                  &base, &length));
+        uct_gaudi_mem_set_free_cb(dev, export_from_free_cb, NULL);
+        {
+            log_capture log;   /* the refused export says so */
+
+            EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        }
+        uct_gaudi_mem_set_free_cb(dev, NULL, NULL);
+        EXPECT_NE(UCS_OK, g_export_in_free)
+                << "an allocation was exported while it was freed";
+        ASSERT_TRUE(emu_stats(&stats));
+        EXPECT_EQ(0u, stats.exports);
+        uct_gaudi_dev_release(dev);
+    });
+}
+
 /* Allocations share a chunk (one ALLOC + MAP): each one's export carries its
  * offset in the chunk, so an importer reaches exactly that allocation */
 TEST(base_share, export_carries_chunk_offset) {

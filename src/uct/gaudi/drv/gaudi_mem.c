@@ -33,6 +33,8 @@ typedef struct {
     int               exported; /* a DMA-BUF was exported from it */
     int               shared;   /* exported, or to be: its free calls the
                                    free callback */
+    int               freeing;  /* uct_gaudi_mem_free() runs: no export
+                                   may mark it any more */
 } uct_gaudi_mem_region_t;
 
 
@@ -164,6 +166,7 @@ static ucs_status_t uct_gaudi_mem_track(uct_gaudi_dev_t *dev,
     region->chunk       = chunk;
     region->exported    = 0;
     region->shared      = 0;
+    region->freeing     = 0;
 
     pthread_mutex_lock(&dev->mem->lock);
     status = ucs_pgtable_insert(&dev->mem->allocs, &region->super);
@@ -656,9 +659,13 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
         return UCS_ERR_INVALID_PARAM;
     }
 
-    region   = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
-    exported = region->exported;
-    shared   = region->shared;
+    /* from here no export marks it (gaudi_ipc exports when a peer asks,
+     * from another thread): what is read now decides whether its range is
+     * held back or handed out again */
+    region          = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
+    region->freeing = 1;
+    exported        = region->exported;
+    shared          = region->shared;
     pthread_mutex_unlock(&dev->mem->lock);
 
     /* registrations UCP cached for the range go before the range can be
@@ -716,10 +723,12 @@ ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
 
     pthread_mutex_lock(&dev->mem->lock);
     pgt_region = ucs_pgtable_lookup(&dev->mem->allocs, addr);
-    if ((pgt_region != NULL) &&
+    region     = (pgt_region == NULL) ? NULL :
+                 ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
+    if ((region != NULL) &&
         uct_gaudi_mem_in_range(addr, length, pgt_region->start,
-                               pgt_region->end - pgt_region->start)) {
-        region      = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
+                               pgt_region->end - pgt_region->start) &&
+        ((mark == UCT_GAUDI_MEM_EXPORT_NONE) || !region->freeing)) {
         mem->dva    = pgt_region->start;
         mem->length = pgt_region->end - pgt_region->start;
         if (region->chunk != NULL) {
@@ -746,6 +755,32 @@ ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
     return status;
 }
 
+ucs_status_t uct_gaudi_mem_find_chunk(uct_gaudi_dev_t *dev, uint64_t dva,
+                                     size_t length, uct_gaudi_mem_t *mem)
+{
+    uct_gaudi_chunk_t *chunk;
+    ucs_status_t status = UCS_ERR_NO_ELEM;
+
+    /* a chunk leaves this list, under the lock, before it is dropped */
+    pthread_mutex_lock(&dev->mem->lock);
+    ucs_list_for_each(chunk, &dev->mem->chunks, list) {
+        if ((chunk->dva == dva) && (chunk->length == length)) {
+            chunk->exported   = 1;
+            chunk->shared     = 1;
+            mem->dva          = chunk->dva;
+            mem->length       = chunk->length;
+            mem->handle       = chunk->handle;
+            mem->chunk_dva    = chunk->dva;
+            mem->chunk_length = chunk->length;
+            status            = UCS_OK;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&dev->mem->lock);
+
+    return status;
+}
+
 ucs_status_t uct_gaudi_mem_map_host(uct_gaudi_dev_t *dev, const void *addr,
                                     size_t length, uint64_t *dva_p)
 {
@@ -761,6 +796,11 @@ ucs_status_t uct_gaudi_mem_map_host(uct_gaudi_dev_t *dev, const void *addr,
     args.in.flags                   = HL_MEM_USERPTR;
     args.in.map_host.host_virt_addr = (uintptr_t)addr;
     args.in.map_host.mem_size       = length;
+    status = uct_gaudi_dev_check(dev);
+    if (status != UCS_OK) {
+        return status;      /* said once, when the device failed */
+    }
+
     status = uct_gaudi_mem_op(dev, &args, UCS_LOG_LEVEL_DEBUG);
     if (status != UCS_OK) {
         /* EFAULT: pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM) failed,

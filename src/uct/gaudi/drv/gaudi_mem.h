@@ -144,6 +144,17 @@ ucs_status_t uct_gaudi_mem_find(uct_gaudi_dev_t *dev, uint64_t addr,
                                 uct_gaudi_mem_export_mark_t mark,
                                 uct_gaudi_mem_t *mem);
 
+/**
+ * Find the chunk that starts at @a dva and is @a length long, and mark it
+ * exported whole (UCT_GAUDI_MEM_EXPORT_CHUNK), whichever of its allocations
+ * still live: @a mem describes the chunk itself. For an export that covers
+ * a whole chunk, made after the allocation first registered may be gone.
+ *
+ * @return UCS_ERR_NO_ELEM if this process has no such chunk (any more).
+ */
+ucs_status_t uct_gaudi_mem_find_chunk(uct_gaudi_dev_t *dev, uint64_t dva,
+                                     size_t length, uct_gaudi_mem_t *mem);
+
 
 /**
  * Map host memory [addr, addr + length) for DMA (HL_MEM_USERPTR; pins the

@@ -100,11 +100,15 @@ ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
         return status;
     }
 
+    /* a whole chunk is found as such when asked for by its range: its
+     * allocations come and go (gaudi_ipc exports when a peer asks) */
     whole = uct_gaudi_mem_export_whole(dev);
-    if (uct_gaudi_mem_find(dev, addr, length,
-                           whole ? UCT_GAUDI_MEM_EXPORT_CHUNK :
-                                   UCT_GAUDI_MEM_EXPORT_ALLOC,
-                           &mem) != UCS_OK) {
+    if ((!whole ||
+         (uct_gaudi_mem_find_chunk(dev, addr, length, &mem) != UCS_OK)) &&
+        (uct_gaudi_mem_find(dev, addr, length,
+                            whole ? UCT_GAUDI_MEM_EXPORT_CHUNK :
+                                    UCT_GAUDI_MEM_EXPORT_ALLOC,
+                            &mem) != UCS_OK)) {
         ucs_error("%s: cannot export 0x%" PRIx64 "+%zu: not inside a device "
                   "allocation made by this process through UCX", dev->name,
                   addr, length);

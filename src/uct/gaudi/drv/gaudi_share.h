@@ -59,7 +59,8 @@ ucs_status_t uct_gaudi_share_prepare(uct_gaudi_dev_t *dev, uint64_t addr,
 
 /**
  * Export the whole allocation of this process that contains
- * [addr, addr + length), in the form the driver generation and ASIC need:
+ * [addr, addr + length), or the chunk that is exactly that range, in the
+ * form the driver generation and ASIC need:
  * Gaudi2+ its chunk's MAP VA plus the allocation's offset in it where the
  * driver applies offsets, else the whole chunk at offset 0 (the 6.1 ABI:
  * by its ALLOC handle); Gaudi1 the physical address. Marks what is

@@ -150,7 +150,9 @@ static int emu_exec_job(emu_ctx_t *ctx, const emu_job_t *job,
         if (ret == EMU_PKT_STOPPED) {
             ret = 0;
             break;
-        } else if ((ret == 0) && (done == 0)) {
+        } else if (ret != 0) {
+            break;
+        } else if (done == 0) {
             ret = -EINVAL;      /* a packet cut by the CB's end */
         }
     }

@@ -254,6 +254,8 @@ int emu_pkt_run(emu_ctx_t *ctx, uint32_t queue, const uint8_t *buf,
     size_t off = 0, size;
     int ret    = 0;
 
+    /* *done is set on every return: the caller advances by it */
+    *done = 0;
     while ((off + 8 <= len) && (ret == 0)) {
         size = emu_pkt_size(buf + off);
         if (size == 0) {

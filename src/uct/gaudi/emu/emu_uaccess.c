@@ -140,10 +140,10 @@ int emu_copy_to_user(uint64_t dst, const void *src, size_t len)
     return ret;
 }
 
-/* statfs(2) f_type of the filesystems without writeback (linux/magic.h) */
+/* statfs(2) f_type of the filesystems whose shared mappings still pin
+ * (linux/magic.h) */
 #define EMU_TMPFS_MAGIC      0x01021994
 #define EMU_HUGETLBFS_MAGIC  0x958458f6
-#define EMU_RAMFS_MAGIC      0x858458f6
 
 static char *emu_read_maps(void)
 {
@@ -181,13 +181,14 @@ static char *emu_read_maps(void)
 
 /*
  * Whether the kernel (6.5 on) refuses a long-term pin of a writable shared
- * mapping of @a path (the rest of a /proc/self/maps line; device major
- * @a major): mm/gup.c check_vma_flags() -> writable_file_mapping_allowed()
- * -> vma_needs_dirty_tracking(): a file whose filesystem writes dirty pages
- * back (ext4, xfs, NFS...). shmem (tmpfs, /dev/shm, memfd, SysV shm),
- * hugetlbfs and ramfs have no writeback and still pin.
+ * mapping of @a path (the rest of a /proc/self/maps line):
+ * mm/gup.c check_vma_flags() -> writable_file_mapping_allowed() ->
+ * vma_needs_dirty_tracking(): a file whose filesystem writes dirty pages
+ * back (ext4, xfs, NFS...), or whose mapping has page_mkwrite (ramfs's
+ * generic_file_vm_ops does). shmem (tmpfs, /dev/shm, memfd, SysV shm) and
+ * hugetlbfs still pin. What cannot be told is taken as refused.
  */
-static int emu_uaccess_needs_writeback(const char *path, unsigned major)
+static int emu_uaccess_needs_writeback(const char *path)
 {
     static const char *const deleted = " (deleted)";
     char file[PATH_MAX];
@@ -213,13 +214,12 @@ static int emu_uaccess_needs_writeback(const char *path, unsigned major)
             *slash = '\0';
         }
         if ((slash == NULL) || (statfs(file, &fs) != 0)) {
-            return major != 0;
+            return 1;
         }
     }
 
     return (fs.f_type != EMU_TMPFS_MAGIC) &&
-           (fs.f_type != EMU_HUGETLBFS_MAGIC) &&
-           (fs.f_type != EMU_RAMFS_MAGIC);
+           (fs.f_type != EMU_HUGETLBFS_MAGIC);
 }
 
 int emu_check_user_pinnable(uint64_t addr, uint64_t len, int shared_files_ok)
@@ -262,7 +262,7 @@ int emu_check_user_pinnable(uint64_t addr, uint64_t len, int shared_files_ok)
             if (nl != NULL) {
                 *nl = '\0';
             }
-            if (emu_uaccess_needs_writeback(line + path, major)) {
+            if (emu_uaccess_needs_writeback(line + path)) {
                 break;      /* the kernel refuses it: -EFAULT */
             }
             if (nl != NULL) {

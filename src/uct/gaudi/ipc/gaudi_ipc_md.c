@@ -156,9 +156,16 @@ static ucs_status_t uct_gaudi_ipc_md_dmabuf(uct_gaudi_ipc_md_t *md,
     uct_gaudi_export_t exp;
     ucs_status_t status;
 
-    status = uct_gaudi_share_export(md->dev, export->alloc_dva,
-                                    export->alloc_length, &exp);
+    if (export->dmabuf_status != UCS_OK) {
+        return export->dmabuf_status;   /* said at the first request */
+    }
+
+    /* the allocation, or the chunk, by its range: whichever allocation
+     * registered first may be gone by now */
+    status = uct_gaudi_share_export(md->dev, export->exp.base,
+                                    export->exp.length, &exp);
     if (status != UCS_OK) {
+        export->dmabuf_status = status;
         return status;
     }
 
@@ -201,7 +208,8 @@ static ucs_status_t uct_gaudi_ipc_md_srv_get_fd(void *arg,
     } else if ((export->exp.fd < 0) &&
                ((status = uct_gaudi_ipc_md_dmabuf(md, export)) != UCS_OK)) {
         /* the driver refused the export (a device that failed, pages
-         * outside the DRAM BAR): the peer stages, and says so */
+         * outside the DRAM BAR), now or at an earlier request: the peer
+         * stages, and says so */
         ucs_diag("gaudi_ipc: refused pid %d: export %" PRIu64 " of 0x%"
                  PRIx64 "+%zu failed: %s", (int)pid, msg->export_id,
                  export->exp.base, export->exp.length,
@@ -361,9 +369,7 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
 
     export = uct_gaudi_ipc_md_find(&md->by_base, base);
     if (export != NULL) {
-        export->alloc_dva    = mem.dva;
-        export->alloc_length = mem.length;
-        *export_p            = export;
+        *export_p = export;
         return UCS_OK;
     }
 
@@ -375,12 +381,11 @@ static ucs_status_t uct_gaudi_ipc_md_export(uct_gaudi_ipc_md_t *md,
     /* its identity now, its DMA-BUF at the first peer's request
      * (uct_gaudi_ipc_md_dmabuf) */
     kh_init_inplace(uct_gaudi_ipc_importers, &export->importers);
-    export->exp.fd       = -1;
-    export->exp.base     = base;
-    export->exp.length   = exp_length;
-    export->alloc_dva    = mem.dva;
-    export->alloc_length = mem.length;
-    export->export_id    = ++md->next_export_id;
+    export->exp.fd        = -1;
+    export->exp.base      = base;
+    export->exp.length    = exp_length;
+    export->dmabuf_status = UCS_OK;
+    export->export_id     = ++md->next_export_id;
     /* the only secret between us and a peer of our uid that guesses */
     if (getrandom(&export->cookie, sizeof(export->cookie), 0) !=
         sizeof(export->cookie)) {

@@ -47,9 +47,8 @@ KHASH_INIT(uct_gaudi_ipc_importers, uct_gaudi_ipc_srv_id_t, char, 0,
 typedef struct uct_gaudi_ipc_export {
     uct_gaudi_export_t exp;          /* fd (-1: not asked for yet, or gone),
                                         base, len */
-    uint64_t           alloc_dva;    /* an allocation it covers, the one */
-    size_t             alloc_length; /* last registered: the driver's
-                                        export is asked for it */
+    ucs_status_t       dmabuf_status; /* the driver refused the export:
+                                         every later request is refused */
     uint64_t           export_id;    /* never reused by this process */
     uint64_t           cookie;       /* random */
     unsigned           num_regs;     /* memory handles pointing here */
