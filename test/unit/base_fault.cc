@@ -88,6 +88,19 @@ static void expect_failed(uct_gaudi_dev_t *dev, const char *reason,
     EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_mem_alloc(dev, MB, &mem));
     EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_memset(dev, dev->info->dram_base,
                                                      0, 64));
+    {
+        /* a host registration (staging, bounce buffers) says nothing
+         * more either */
+        size_t logged = log.messages().size();
+        char host[64];
+        uint64_t dva;
+
+        EXPECT_EQ(UCS_ERR_IO_ERROR,
+                  uct_gaudi_mem_map_host(dev, host, sizeof(host), &dva));
+        EXPECT_EQ(logged, log.messages().size())
+                << "a refused host mapping logged: "
+                << log.messages().back();
+    }
     EXPECT_EQ(1u, before);
     EXPECT_EQ(before, log.count("device gaudi0 failed: " +
                                 std::string(reason)));
