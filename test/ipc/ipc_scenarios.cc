@@ -1473,6 +1473,28 @@ GIPC_SCENARIO(foreign_uid)
 }
 
 
+/* The initiator's side of the lazy-export scenarios: a 4096-byte put of
+ * pattern @a seed from @a buf into the peer's first region, then the two
+ * syncs the exporter checks its accounting between */
+void put_first_region_and_sync(peer &p, region *buf, uint64_t seed,
+                               const std::string &what)
+{
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    op o;
+
+    GIPC_ASSERT(p.recv_regions(rr));
+    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    p.dev_pattern(buf->address, 4096, seed);
+    p.op_init(&o, true, buf->address, 4096, buf->memh, rr[0].address,
+              bundle.rkey);
+    expect_op_ok(p.op_run(&o), what);
+    GIPC_EXPECT_OK(p.flush_ep()) << "uct_ep_flush";
+    p.release(&bundle);
+    p.send_sync(1);
+    GIPC_ASSERT(p.wait_sync(2));
+}
+
 /* An allocation is exported when a peer first asks for it, not at its
  * registration: no DMA-BUF (an fd, a chunk pinned and the device held by
  * the driver) for memory nobody imports (issue 21; before, every
@@ -1480,25 +1502,13 @@ GIPC_SCENARIO(foreign_uid)
  * the registration and the key's packing, one after the peer's put */
 GIPC_SCENARIO(lazy_export)
 {
-    std::vector<remote_region> rr;
-    uct_rkey_bundle_t bundle;
     region *buf;
-    op o;
 
     p.setup();
     p.connect();
     buf = alloc_exported(p, 2 * MiB);
     if (is_initiator(p)) {
-        GIPC_ASSERT(p.recv_regions(rr));
-        GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
-        p.dev_pattern(buf->address, 4096, 77);
-        p.op_init(&o, true, buf->address, 4096, buf->memh, rr[0].address,
-                  bundle.rkey);
-        expect_op_ok(p.op_run(&o), "put 4096");
-        GIPC_EXPECT_OK(p.flush_ep()) << "uct_ep_flush";
-        p.release(&bundle);
-        p.send_sync(1);
-        GIPC_ASSERT(p.wait_sync(2));
+        put_first_region_and_sync(p, buf, 77, "put 4096");
     } else {
         prepare_dest(p, buf->address, buf->length, 0, 4096);
         p.send_regions({buf});
@@ -1526,26 +1536,14 @@ GIPC_SCENARIO(lazy_export)
  * chunk, not by an allocation that is gone) */
 GIPC_SCENARIO(lazy_export_whole_chunk)
 {
-    std::vector<remote_region> rr;
-    uct_rkey_bundle_t bundle;
-    region *a, *b, *buf;
-    op o;
+    region *a, *b;
 
     p.setup();
     p.connect();
     if (is_initiator(p)) {
-        buf = alloc_exported(p, MiB);
-        GIPC_ASSERT(p.recv_regions(rr));
-        GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
-        p.dev_pattern(buf->address, 4096, 78);
-        p.op_init(&o, true, buf->address, 4096, buf->memh, rr[0].address,
-                  bundle.rkey);
-        expect_op_ok(p.op_run(&o), "put 4096 into the chunk's first "
-                     "allocation");
-        GIPC_EXPECT_OK(p.flush_ep()) << "uct_ep_flush";
-        p.release(&bundle);
-        p.send_sync(1);
-        GIPC_ASSERT(p.wait_sync(2));
+        put_first_region_and_sync(p, alloc_exported(p, MiB), 78,
+                                  "put 4096 into the chunk's first "
+                                  "allocation");
     } else {
         a = alloc_exported(p, MiB);
         b = alloc_exported(p, MiB);    /* the same chunk, registered last */
