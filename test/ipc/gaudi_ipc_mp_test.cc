@@ -251,6 +251,23 @@ TEST_F(gaudi_ipc_mp, export_at_first_import_whole_chunk)
     run(spec);
 }
 
+/* An allocation whose pages lie beyond the device's PCIe DRAM BAR: the
+ * driver refuses its export (validate_export_params), the exporter says so
+ * once, the peer stages; the allocation inside the BAR is imported */
+TEST_F(gaudi_ipc_mp, export_outside_dram_bar)
+{
+    run_spec spec("outside_bar");
+
+    spec.env          = {"UCX_GAUDI_EMU_DRAM_BAR_SIZE=640m"};
+    spec.allow_errors = true;
+    run(spec);
+    EXPECT_EQ("1", result(1, "exports"));
+    EXPECT_NE(std::string::npos,
+              output(1).find("beyond the device's PCIe DRAM BAR"))
+            << output(1);
+    EXPECT_EQ(std::string::npos, output(1).find("UCX  ERROR")) << output(1);
+}
+
 /* 7. without DMA-BUF import (upstream driver) peers are unreachable */
 TEST_F(gaudi_ipc_mp, import_unsupported)
 {

@@ -289,6 +289,7 @@ void mp_test::judge(const run_spec &spec, unsigned index, child &c)
 
     os << in.rdbuf();
     c.log = os.str();
+    m_logs[index] = c.log;
 
     if ((int)index == spec.victim) {
         bool killed = WIFSIGNALED(c.status) && (WTERMSIG(c.status) == SIGKILL);

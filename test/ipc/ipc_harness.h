@@ -49,6 +49,9 @@ protected:
     /* "RESULT key=value" of child @a index in the last run ("" if none) */
     std::string result(unsigned index, const std::string &key) const;
 
+    /* What child @a index printed in the last run */
+    const std::string &output(unsigned index) const { return m_logs[index]; }
+
 private:
     struct child {
         pid_t       pid;
@@ -64,6 +67,7 @@ private:
 
     std::string                        m_dir;
     std::map<std::string, std::string> m_results[2];
+    std::string                        m_logs[2];
 };
 
 } /* namespace gipc */

@@ -1476,23 +1476,30 @@ GIPC_SCENARIO(foreign_uid)
 /* The initiator's side of the lazy-export scenarios: a 4096-byte put of
  * pattern @a seed from @a buf into the peer's first region, then the two
  * syncs the exporter checks its accounting between */
-void put_first_region_and_sync(peer &p, region *buf, uint64_t seed,
-                               const std::string &what)
+void put_region_and_sync(peer &p, const remote_region &dst, region *buf,
+                         uint64_t seed, const std::string &what)
 {
-    std::vector<remote_region> rr;
     uct_rkey_bundle_t bundle;
     op o;
 
-    GIPC_ASSERT(p.recv_regions(rr));
-    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    GIPC_ASSERT_OK(p.unpack(dst.packed.data(), &bundle));
     p.dev_pattern(buf->address, 4096, seed);
-    p.op_init(&o, true, buf->address, 4096, buf->memh, rr[0].address,
+    p.op_init(&o, true, buf->address, 4096, buf->memh, dst.address,
               bundle.rkey);
     expect_op_ok(p.op_run(&o), what);
     GIPC_EXPECT_OK(p.flush_ep()) << "uct_ep_flush";
     p.release(&bundle);
     p.send_sync(1);
     GIPC_ASSERT(p.wait_sync(2));
+}
+
+void put_first_region_and_sync(peer &p, region *buf, uint64_t seed,
+                               const std::string &what)
+{
+    std::vector<remote_region> rr;
+
+    GIPC_ASSERT(p.recv_regions(rr));
+    put_region_and_sync(p, rr[0], buf, seed, what);
 }
 
 /* An allocation is exported when a peer first asks for it, not at its
@@ -1555,6 +1562,48 @@ GIPC_SCENARIO(lazy_export_whole_chunk)
                                 "put 4096"));
         GIPC_EXPECT(p.emu_stats().exports == p.baseline().emu.exports + 1)
                 << "not exported once";
+        p.send_sync(2);
+    }
+    p.teardown();
+}
+
+
+/* The exporter's first allocation fills part of its first chunk (DRAM page
+ * 0, inside a BAR of one page); the second takes a chunk of its own, DRAM
+ * page 1, beyond the BAR. The initiator imports the first and puts into it;
+ * the second's key is unreachable (the export was refused), so UCP would
+ * stage */
+GIPC_SCENARIO(outside_bar)
+{
+    std::vector<remote_region> rr;
+    uct_rkey_bundle_t bundle;
+    ucs_status_t status;
+    region *a, *b;
+
+    p.setup();
+    p.connect();
+    if (is_initiator(p)) {
+        a = alloc_exported(p, MiB);
+        GIPC_ASSERT(p.recv_regions(rr));
+        GIPC_ASSERT(rr.size() == 2);
+        status = p.unpack(rr[1].packed.data(), &bundle);
+        GIPC_EXPECT(status == UCS_ERR_UNREACHABLE)
+                << "the key of memory beyond the BAR: "
+                << ucs_status_string(status);
+        if (status == UCS_OK) {
+            p.release(&bundle);
+        }
+        put_region_and_sync(p, rr[0], a, 79, "put 4096 inside the BAR");
+    } else {
+        a = alloc_exported(p, MiB);
+        b = alloc_exported(p, 640 * MiB);
+        prepare_dest(p, a->address, a->length, 0, 4096);
+        p.send_regions({a, b});
+        GIPC_ASSERT(p.wait_sync(1));
+        GIPC_EXPECT(verify_dest(p, a->address, a->length, 0, 4096, 79,
+                                "put 4096"));
+        result("exports", (uint64_t)(p.emu_stats().exports -
+                                     p.baseline().emu.exports));
         p.send_sync(2);
     }
     p.teardown();

@@ -544,6 +544,43 @@ TEST(base_fault, reset_event_releases_the_device) {
     }
 }
 
+/* A DMA to a device address nothing maps (here: freed memory) resets a
+ * Gaudi2 (the driver's page-fault event): the device fails once, the cause
+ * is named, and everything that holds the device is released within the
+ * release watchdog, so the process is not killed */
+TEST(base_fault, dma_page_fault_resets) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        log_capture log;
+        uint64_t dva;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_EMU_RELEASE_WATCHDOG", "0.5s", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        dva = mem.dva;
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+
+        EXPECT_NE(UCS_OK, uct_gaudi_dma_memset(dev, dva, 0, 4096));
+        for (int i = 0; (i < 500) && (log.count("DMA page fault") == 0);
+             ++i) {
+            usleep(10000);
+        }
+        EXPECT_TRUE(dev->failed);
+        EXPECT_EQ(1u, log.count("after a DMA page fault (a device address "
+                                "that nothing maps")) << dev->fail_reason;
+        EXPECT_EQ(1u, log.count("device gaudi0 failed:"));
+        /* past the watchdog: released in time, not killed */
+        usleep(1000000);
+        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dev_check(dev));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
 /* A submission that never completes is bounded by UCX_GAUDI_DMA_TIMEOUT */
 TEST(base_fault, dma_wait_is_bounded) {
     state_dir dir;

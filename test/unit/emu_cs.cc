@@ -71,7 +71,64 @@ TEST_P(emu_dma, memset_op) {
     }
 }
 
+/* A DMA from a host VA that is no longer mapped: the device MMU faults.
+ * A Gaudi1 only fails the CS (gaudi_handle_eqe reports the event); a Gaudi2
+ * resets (gaudi2_handle_eqe -> hl_device_cond_reset): its owner, registered
+ * for events, is told, nothing runs any more, and closing the device
+ * completes the reset */
 TEST_P(emu_dma, fault_on_unmapped_va) {
+    open_ok();
+
+    std::vector<uint8_t> buf(4096);
+    struct hl_wait_cs_out out;
+    uint64_t va, seq, events = 0;
+    int err, efd;
+
+    efd = register_eventfd(m_fd);
+    ASSERT_GE(efd, 0);
+    ASSERT_EQ(0, map_host(m_fd, buf.data(), buf.size(), &va));
+    ASSERT_EQ(0, unmap(m_fd, va));
+
+    uint64_t dev = dev_buffer(2 << 20);
+    ASSERT_EQ(0, dma(va, dev, 100, &seq));   /* accepted: MMU faults later */
+    if (gaudi1()) {
+        EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
+        EXPECT_EQ(EIO, err);
+    } else {
+        /* aborted; or, once the reset runs, the wait is refused */
+        wait_done(seq, &err);
+        EXPECT_TRUE((err == EIO) || (err == EBUSY)) << strerror(err);
+    }
+    EXPECT_EQ(0, info(m_fd, HL_INFO_GET_EVENTS, &events, sizeof(events)));
+    EXPECT_TRUE(events & HL_NOTIFIER_EVENT_USER_ENGINE_ERR) << events;
+
+    if (gaudi1()) {
+        EXPECT_FALSE(events & HL_NOTIFIER_EVENT_DEVICE_RESET) << events;
+        /* the device itself keeps working */
+        ASSERT_EQ(0, map_host(m_fd, buf.data(), buf.size(), &va));
+        ASSERT_EQ(0, dma(va, dev, 100, &seq));
+        EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
+    } else {
+        EXPECT_TRUE(events & HL_NOTIFIER_EVENT_PAGE_FAULT) << events;
+        EXPECT_TRUE(events & HL_NOTIFIER_EVENT_DEVICE_RESET) << events;
+        /* the release watchdog runs: nothing completes any more */
+        ASSERT_EQ(0, dma(dev, dev + 4096, 100, &seq));
+        EXPECT_EQ(EBUSY, wait(seq, 0, &out));
+
+        EXPECT_EQ(0, m_ops->close(m_fd));
+        m_fd = open_node(0, false);
+        ASSERT_GE(m_fd, 0);
+        struct hl_info_reset_count rc;
+        EXPECT_EQ(0, info(m_fd, HL_INFO_RESET_COUNT, &rc, sizeof(rc)));
+        EXPECT_EQ(1u, rc.hard_reset_cnt);
+    }
+    close(efd);
+}
+
+/* UCX_GAUDI_EMU_PAGE_FAULT_RESET=n: a page fault only fails its CS on
+ * every ASIC */
+TEST_P(emu_dma, fault_on_unmapped_va_cs_only) {
+    m_cfg.page_fault_cs_only = 1;
     open_ok();
 
     std::vector<uint8_t> buf(4096);
@@ -82,11 +139,10 @@ TEST_P(emu_dma, fault_on_unmapped_va) {
     ASSERT_EQ(0, unmap(m_fd, va));
 
     uint64_t dev = dev_buffer(2 << 20);
-    ASSERT_EQ(0, dma(va, dev, 100, &seq));   /* accepted: MMU faults later */
+    ASSERT_EQ(0, dma(va, dev, 100, &seq));
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_ABORTED, wait_done(seq, &err));
     EXPECT_EQ(EIO, err);
 
-    /* the device itself keeps working */
     ASSERT_EQ(0, map_host(m_fd, buf.data(), buf.size(), &va));
     ASSERT_EQ(0, dma(va, dev, 100, &seq));
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
@@ -598,6 +654,7 @@ TEST_F(emu_cs, freed_memory_reads_zero) {
  * memory, or a peer's BAR imported by op 99) faults there; the PCI DMA
  * engines reach it */
 TEST_F(emu_cs, edma_reaches_only_device_memory) {
+    m_cfg.page_fault_cs_only = 1;   /* each fault, not the reset after one */
     open_ok();
 
     const uint32_t edma = GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0;

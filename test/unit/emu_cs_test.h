@@ -9,6 +9,8 @@
 
 #include "emu_test.h"
 
+#include <sys/eventfd.h>
+
 /* Fixture for the CS / WAIT_CS / LIN_DMA tests: an open compute node and a
  * userptr-mapped user CB (Gaudi2) or a kernel CB (Gaudi1) */
 class emu_cs_test : public emu_test {
@@ -60,6 +62,26 @@ protected:
                                     MAP_SHARED, m_fd, m_kcb);
             ASSERT_NE(MAP_FAILED, m_kcb_ptr);
         }
+    }
+
+    /* An eventfd registered for the device's events; -1 on failure */
+    int register_eventfd(int fd)
+    {
+        struct hl_info_args args;
+        int efd;
+
+        efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (efd < 0) {
+            return -1;
+        }
+        memset(&args, 0, sizeof(args));
+        args.op      = HL_INFO_REGISTER_EVENTFD;
+        args.eventfd = efd;
+        if (ioctl_err(fd, UCT_GAUDI_IOC_INFO, &args) != 0) {
+            close(efd);
+            return -1;
+        }
+        return efd;
     }
 
     static struct uct_gaudi_pkt_lin_dma lin_dma(uint64_t src, uint64_t dst,

@@ -139,6 +139,38 @@ TEST_F(emu_dmabuf, export_gaudi1_physical) {
     close(fd);
 }
 
+/* validate_export_params: pages beyond the PCIe DRAM BAR are not exported
+ * (EINVAL), on every form of the export */
+TEST_F(emu_dmabuf, export_outside_dram_bar) {
+    m_cfg.dram_bar_size = 640ull << 20;     /* one Gaudi2 DRAM page */
+    open_ok();
+
+    uint64_t h1, h2, va1, va2;
+    int fd;
+    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h1));       /* DRAM page 0 */
+    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h2));       /* DRAM page 1 */
+    ASSERT_EQ(0, map_device(m_fd, h1, &va1));
+    ASSERT_EQ(0, map_device(m_fd, h2, &va2));
+
+    ASSERT_EQ(0, export_fd(va1, 4 << 20, 0, &fd));
+    close(fd);
+    EXPECT_EQ(EINVAL, export_fd(va2, 4 << 20, 0, &fd));
+    EXPECT_EQ(EINVAL, export_fd(va2, 4096, 4096, &fd));
+}
+
+TEST_F(emu_dmabuf, export_outside_dram_bar_gaudi1) {
+    m_cfg.asic          = UCT_GAUDI_ASIC_GAUDI1;
+    m_cfg.dram_bar_size = 1ull << 30;
+    open_ok();
+
+    uint64_t base = hw_ip(m_fd).dram_base_address;
+    int fd;
+    ASSERT_EQ(0, export_fd(base + (1ull << 30) - 8192, 8192, 0, &fd));
+    close(fd);
+    EXPECT_EQ(EINVAL, export_fd(base + (1ull << 30) - 4096, 8192, 0, &fd));
+    EXPECT_EQ(EINVAL, export_fd(base + (1ull << 30), 4096, 0, &fd));
+}
+
 TEST_F(emu_dmabuf, import_needs_oot) {
     open_ok();
 

@@ -22,25 +22,6 @@ protected:
         return write_cb(&pkt, sizeof(pkt));
     }
 
-    int register_eventfd(int fd)
-    {
-        struct hl_info_args args;
-        int efd;
-
-        efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (efd < 0) {
-            return -1;
-        }
-        memset(&args, 0, sizeof(args));
-        args.op      = HL_INFO_REGISTER_EVENTFD;
-        args.eventfd = efd;
-        if (ioctl_err(fd, UCT_GAUDI_IOC_INFO, &args) != 0) {
-            close(efd);
-            return -1;
-        }
-        return efd;
-    }
-
     int timeout_child(bool eventfd, bool close_on_event);
 
     /* With fault "cs_timeout:2": two CSs, the first completes, the second

@@ -39,6 +39,8 @@ typedef struct uct_gaudi_lib_config {
     int               emu_oot_import;  /* emulate import op 99 */
     char              *emu_oot_version; /* the out-of-tree release */
     int               emu_pin_shared_files; /* pre-6.5 long-term pins */
+    int               emu_page_fault_reset; /* Gaudi2 resets at a page fault */
+    size_t            emu_dram_bar_size; /* PCIe DRAM BAR window */
     unsigned          emu_exec;        /* gaudi_emu_exec_t */
     double            emu_bw;          /* modelled bandwidth, B/s */
     double            emu_latency;     /* modelled CS latency, seconds */

@@ -143,6 +143,20 @@ static ucs_config_field_t uct_gaudi_lib_emu_config_table[] = {
      ucs_offsetof(uct_gaudi_lib_config_t, emu_pin_shared_files),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"EMU_PAGE_FAULT_RESET", "y",
+     "Emulator: a DMA to a device address the device MMU does not map resets\n"
+     "an emulated Gaudi2, as the driver does at the firmware's page-fault\n"
+     "event. 'n' only fails the command submission (what a Gaudi1 does).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_page_fault_reset),
+     UCS_CONFIG_TYPE_BOOL},
+
+    {"EMU_DRAM_BAR_SIZE", "auto",
+     "Emulator: how much of the HBM, from its start, the device's PCIe DRAM\n"
+     "BAR reaches; the driver refuses to export a DMA-BUF of pages beyond it\n"
+     "(EINVAL). auto = all of it (a Gaudi2's BAR size is not known to us).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_dram_bar_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
     {"EMU_EXEC", "thread",
      "How the emulator executes command submissions: thread (asynchronously,\n"
      "like hardware: by the thread that waits for the CS, or by a worker thread\n"

@@ -55,6 +55,21 @@ static uint64_t uct_gaudi_reset_get_events(uct_gaudi_dev_t *dev)
     return events;
 }
 
+/* What made the driver reset, as far as its events tell */
+static const char *uct_gaudi_reset_cause(uint64_t events)
+{
+    if (events & HL_NOTIFIER_EVENT_PAGE_FAULT) {
+        /* an engine reached a device address nothing maps: on a Gaudi2 the
+         * firmware's page-fault event resets the device */
+        return " after a DMA page fault (a device address that nothing "
+               "maps)";
+    } else if (events & HL_NOTIFIER_EVENT_CS_TIMEOUT) {
+        return " after a command submission timed out";
+    }
+
+    return "";
+}
+
 static void uct_gaudi_reset_event(int fd, ucs_event_set_types_t ev_types,
                                   void *arg)
 {
@@ -68,8 +83,15 @@ static void uct_gaudi_reset_event(int fd, ucs_event_set_types_t ev_types,
 
     if (!dev->revoked) {
         events = uct_gaudi_reset_get_events(dev);
-        if (events & UCT_GAUDI_RESET_EVENTS) {
-            uct_gaudi_dev_set_failed(dev, "the driver reports %s (events "
+        if ((events & UCT_GAUDI_RESET_EVENTS) && dev->failed &&
+            (events & HL_NOTIFIER_EVENT_PAGE_FAULT)) {
+            /* the call that saw the failure first said it (an aborted
+             * submission); why, only the events tell */
+            ucs_warn("device %s: the driver reports a reset%s (events 0x%"
+                     PRIx64 ")", dev->name, uct_gaudi_reset_cause(events),
+                     events);
+        } else if (events & UCT_GAUDI_RESET_EVENTS) {
+            uct_gaudi_dev_set_failed(dev, "the driver reports %s%s (events "
                                      "0x%" PRIx64 "); every descriptor of "
                                      "the device is released before the "
                                      "driver's release watchdog kills this "
@@ -77,7 +99,7 @@ static void uct_gaudi_reset_event(int fd, ucs_event_set_types_t ev_types,
                                      (events &
                                       HL_NOTIFIER_EVENT_DEVICE_RESET) ?
                                      "a reset" : "the device unavailable",
-                                     events);
+                                     uct_gaudi_reset_cause(events), events);
         } else if (events != 0) {
             ucs_diag("%s: driver events 0x%" PRIx64, dev->name, events);
         }

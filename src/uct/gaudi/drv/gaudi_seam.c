@@ -84,6 +84,10 @@ uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
     emu_config->oot_import  = config->emu_oot_import;
     emu_config->oot_version = config->emu_oot_version;
     emu_config->pin_shared_files = config->emu_pin_shared_files;
+    emu_config->page_fault_cs_only = !config->emu_page_fault_reset;
+    emu_config->dram_bar_size = (config->emu_dram_bar_size ==
+                                 UCS_MEMUNITS_AUTO) ?
+                                0 : config->emu_dram_bar_size;
     emu_config->exec        = (gaudi_emu_exec_t)config->emu_exec;
     emu_config->bandwidth   = (config->emu_bw > 0) ? config->emu_bw : 0;
     emu_config->latency     = config->emu_latency;

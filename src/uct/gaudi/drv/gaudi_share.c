@@ -138,10 +138,26 @@ ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
     args.in.op    = HL_MEM_OP_EXPORT_DMABUF_FD;
     args.in.flags = O_RDWR | O_CLOEXEC;
 
+    /* EINVAL for an allocation of ours, asked for in the form the driver
+     * wants: what is left is validate_export_params's check that every page
+     * lies in the PCIe DRAM BAR, which an importer reaches them through */
     status = UCT_GAUDI_FUNC(dev, uct_gaudi_ioctl(dev->fd,
                                                  UCT_GAUDI_IOC_MEMORY, &args),
-                            UCS_LOG_LEVEL_ERROR);
-    if (status != UCS_OK) {
+                            UCS_LOG_LEVEL_DIAG);
+    if (status == UCS_ERR_INVALID_PARAM) {
+        uct_gaudi_log_once(UCS_LOG_LEVEL_WARN, "export-outside-bar",
+                           "%s: the driver refused to export 0x%" PRIx64
+                           "+%zu as a DMA-BUF (EINVAL): its pages likely lie "
+                           "beyond the device's PCIe DRAM BAR; other "
+                           "processes reach such memory staged through host "
+                           "memory", dev->name, addr, length);
+        return status;
+    } else if (status != UCS_OK) {
+        if (!dev->failed) {     /* a device failure was said already */
+            ucs_error("%s: exporting 0x%" PRIx64 "+%zu as a DMA-BUF failed: "
+                      "%s", dev->name, addr, length,
+                      ucs_status_string(status));
+        }
         return status;
     }
 

@@ -272,6 +272,8 @@ int emu_config_same(const gaudi_emu_config_t *config)
            (config->no_kill == emu_g.cfg.no_kill) &&
            (config->release_reset == emu_g.cfg.release_reset) &&
            (config->pin_shared_files == emu_g.cfg.pin_shared_files) &&
+           (config->page_fault_cs_only == emu_g.cfg.page_fault_cs_only) &&
+           (config->dram_bar_size == emu_g.cfg.dram_bar_size) &&
            emu_config_str_same(((config->oot_version != NULL) &&
                                 (config->oot_version[0] != '\0')) ?
                                config->oot_version :

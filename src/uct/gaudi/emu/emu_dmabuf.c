@@ -119,6 +119,14 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
         pthread_mutex_unlock(&ctx->lock);
     }
 
+    /* validate_export_params: the importer reaches the pages through the
+     * PCIe DRAM BAR, the driver refuses any beyond it */
+    if ((ret == 0) && (emu_g.cfg.dram_bar_size != 0) &&
+        ((desc->offset >= emu_g.cfg.dram_bar_size) ||
+         (size > emu_g.cfg.dram_bar_size - desc->offset))) {
+        ret = -EINVAL;
+    }
+
     return ret;
 }
 

@@ -174,10 +174,18 @@ static void emu_exec_free_jobs(emu_cs_t *cs)
 }
 
 /* Run the packets of a CS (no lock held); returns the final status */
+/* Whether a DMA page fault resets the device (docs/emulator.md §11) */
+static int emu_exec_page_fault_resets(void)
+{
+    return (emu_g.asic->asic != UCT_GAUDI_ASIC_GAUDI1) &&
+           !emu_g.cfg.page_fault_cs_only;
+}
+
 static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
                              emu_pkt_stats_t *stats)
 {
     unsigned i;
+    int ret;
 
     if ((cs->epoch != emu_dev_epoch(ctx->sdev)) ||
         emu_reset_watchdog_active(ctx->sdev)) {
@@ -195,8 +203,19 @@ static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
     }
 
     for (i = 0; i < cs->num_jobs; ++i) {
-        if (emu_exec_job(ctx, &cs->jobs[i], stats) != 0) {
-            /* MMU page fault or undefined opcode: the CS fails */
+        ret = emu_exec_job(ctx, &cs->jobs[i], stats);
+        if ((ret == -EFAULT) && emu_exec_page_fault_resets()) {
+            /* A Gaudi2 MMU page fault is a firmware event the driver resets
+             * for (gaudi2_handle_eqe -> hl_handle_page_fault ->
+             * hl_device_cond_reset, hard_reset_on_fw_events=1): the engine
+             * is stuck on the faulting transfer until then */
+            emu_reset_cond(ctx->dev, ctx->sdev,
+                           HL_NOTIFIER_EVENT_PAGE_FAULT |
+                           HL_NOTIFIER_EVENT_USER_ENGINE_ERR, 0);
+            return HL_WAIT_CS_STATUS_ABORTED;
+        } else if (ret != 0) {
+            /* an undefined opcode, or a Gaudi1 page fault (gaudi_handle_eqe
+             * only reports it): the CS fails, the device goes on */
             emu_exec_notify(ctx->dev, HL_NOTIFIER_EVENT_USER_ENGINE_ERR);
             return HL_WAIT_CS_STATUS_ABORTED;
         }

@@ -88,6 +88,12 @@ typedef struct gaudi_emu_config {
                                            writable shared mappings of files
                                            on disk, as kernels before 6.5
                                            did; 0: -EFAULT, as 6.5 on */
+    int               page_fault_cs_only; /* 1: a DMA page fault on a Gaudi2
+                                             fails its CS only; 0: the
+                                             driver's hard reset */
+    uint64_t          dram_bar_size; /* bytes of HBM, from its start, that
+                                        the PCIe DRAM BAR reaches (exports
+                                        of pages beyond: -EINVAL); 0 = all */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
