@@ -328,6 +328,50 @@ TEST(base_dma_async, back_pressure) {
     });
 }
 
+/* UCX_GAUDI_DMA_TIMEOUT bounds how long the device may complete nothing,
+ * not how long a submission waits behind others (the driver's TDR starts
+ * when the CS before ends): 8 submissions of 80 ms each, the last ending
+ * 640 ms after it was posted, under a 200 ms timeout, all succeed. Failed
+ * before (issue 28: a loaded machine failed a device whose copies still
+ * moved). */
+TEST(base_dma_async, timeout_counts_from_progress) {
+    state_dir dir;
+
+    run_in_child([&]() {
+        const unsigned num = 8;
+        uct_gaudi_dma_xfer_t xfer;
+        uct_gaudi_dma_chan_t chan;
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        test_comp comps[num];
+        unsigned i;
+
+        set_emu_env(1, dir);
+        setenv("UCX_GAUDI_EMU_LATENCY", "80ms", 1);
+        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.2s", 1);
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, num, 4, &chan));
+        xfer = {mem.dva + MB / 2, mem.dva, 4096};
+        for (i = 0; i < num; ++i) {
+            ASSERT_EQ(UCS_INPROGRESS,
+                      uct_gaudi_dma_chan_post(&chan, &xfer, 1,
+                                              &comps[i].super)) << i;
+        }
+
+        EXPECT_EQ(UCS_OK, uct_gaudi_dma_chan_wait(&chan));
+        for (i = 0; i < num; ++i) {
+            EXPECT_EQ(1u, comps[i].calls) << i;
+            EXPECT_EQ(UCS_OK, comps[i].super.status) << i;
+        }
+        EXPECT_FALSE(dev->failed) << dev->fail_reason;
+        uct_gaudi_dma_chan_cleanup(&chan);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_dev_release(dev);
+    });
+}
+
 /* A CS aborted in the middle of a stream: its completion and every later
  * one report an error (none reports success for a copy that did not
  * happen), nothing hangs, and the device reports the failure afterwards */

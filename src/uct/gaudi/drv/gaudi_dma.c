@@ -700,18 +700,37 @@ ucs_status_t uct_gaudi_dma_chan_post_dir(uct_gaudi_dma_chan_t *chan,
 
 /* State of one submission: UCS_OK ended, UCS_INPROGRESS still running, or
  * the error it ended with (the device is then failed) */
+/*
+ * When a submission in flight times out: the timeout counts from its
+ * submission or from the device's last completion, whichever is later, as
+ * the driver's TDR timer starts for a CS when the one before it ends
+ * (cs_do_release arms the next CS's work_tdr). Submissions queued behind
+ * others, or a device that a loaded machine executes slowly, are not failed
+ * while the device still completes work; a device that completes nothing
+ * for the timeout is.
+ */
+static ucs_time_t uct_gaudi_dma_deadline(const uct_gaudi_dma_chan_t *chan,
+                                         const uct_gaudi_dma_desc_t *desc)
+{
+    uint64_t last_done = __atomic_load_n(&chan->dev->dma->last_done,
+                                         __ATOMIC_RELAXED);
+
+    return ucs_max(desc->deadline,
+                   last_done + ucs_time_from_sec(chan->timeout));
+}
+
 /* A submission still running: UCS_INPROGRESS until its deadline */
 static ucs_status_t uct_gaudi_dma_poll_running(uct_gaudi_dma_chan_t *chan,
                                                uct_gaudi_dma_desc_t *desc)
 {
-    if (ucs_get_time() <= desc->deadline) {
+    if (ucs_get_time() <= uct_gaudi_dma_deadline(chan, desc)) {
         return UCS_INPROGRESS;
     }
 
     /* the command buffer is still the device's: never reuse it */
     uct_gaudi_dev_set_failed(chan->dev, "DMA submission %" PRIu64
-                             " did not complete within %.1f s "
-                             "(UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
+                             " did not complete within %.1f s, nor did any "
+                             "other (UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
                              chan->timeout);
     return UCS_ERR_TIMED_OUT;
 }
@@ -812,6 +831,8 @@ static unsigned uct_gaudi_dma_reap_dir(uct_gaudi_dma_chan_t *chan,
         ++count;
         if (status == UCS_OK) {
             chan->counters.bytes[dir] += desc->length;
+            __atomic_store_n(&chan->dev->dma->last_done, ucs_get_time(),
+                             __ATOMIC_RELAXED);
         } else {
             ++chan->counters.errors;
         }
@@ -874,7 +895,7 @@ unsigned uct_gaudi_dma_chan_heads(uct_gaudi_dma_chan_t *chan,
             desc = ucs_queue_head_elem_non_empty(&chan->queue[dir],
                                                  uct_gaudi_dma_desc_t, queue);
             heads[count].seq      = desc->seq;
-            heads[count].deadline = desc->deadline;
+            heads[count].deadline = uct_gaudi_dma_deadline(chan, desc);
             ++count;
         }
     }

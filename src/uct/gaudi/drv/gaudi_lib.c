@@ -72,8 +72,10 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      ucs_offsetof(uct_gaudi_lib_config_t, device), UCS_CONFIG_TYPE_STRING},
 
     {"DMA_TIMEOUT", "30s",
-     "Longest wait for a synchronous DMA command submission to complete\n"
-     "before the device is declared failed.",
+     "How long a DMA command submission may stay in flight while the device\n"
+     "completes no submission at all (counted from its submission or from the\n"
+     "device's last completion, whichever is later) before the device is\n"
+     "declared failed.",
      ucs_offsetof(uct_gaudi_lib_config_t, dma_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"RESET_WAIT", "30s",
