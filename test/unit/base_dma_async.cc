@@ -6,6 +6,7 @@
 
 #include "base_common.h"
 
+#include <ucs/time/time.h>
 #include <uct/api/uct.h>
 #include <climits>
 
@@ -354,6 +355,7 @@ TEST(base_dma_async, timeout_counts_from_progress) {
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, num, 4, &chan));
         xfer = {mem.dva + MB / 2, mem.dva, 4096};
+        ucs_time_t start = ucs_get_time();
         for (i = 0; i < num; ++i) {
             ASSERT_EQ(UCS_INPROGRESS,
                       uct_gaudi_dma_chan_post(&chan, &xfer, 1,
@@ -361,6 +363,8 @@ TEST(base_dma_async, timeout_counts_from_progress) {
         }
 
         EXPECT_EQ(UCS_OK, uct_gaudi_dma_chan_wait(&chan));
+        /* the modelled time passed: the last one did wait > the timeout */
+        EXPECT_GE(ucs_time_to_sec(ucs_get_time() - start), 0.6);
         for (i = 0; i < num; ++i) {
             EXPECT_EQ(1u, comps[i].calls) << i;
             EXPECT_EQ(UCS_OK, comps[i].super.status) << i;

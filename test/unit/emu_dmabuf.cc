@@ -140,9 +140,9 @@ TEST_F(emu_dmabuf, export_gaudi1_physical) {
 }
 
 /* validate_export_params: pages beyond the PCIe DRAM BAR are not exported
- * (EINVAL), on every form of the export */
+ * (EINVAL); every page of the mapping counts, not only the range asked for */
 TEST_F(emu_dmabuf, export_outside_dram_bar) {
-    m_cfg.dram_bar_size = 640ull << 20;     /* one Gaudi2 DRAM page */
+    m_cfg.dram_bar_size = 1ull << 30;  /* DRAM page 1 (640 MiB) straddles */
     open_ok();
 
     uint64_t h1, h2, va1, va2;
@@ -155,7 +155,23 @@ TEST_F(emu_dmabuf, export_outside_dram_bar) {
     ASSERT_EQ(0, export_fd(va1, 4 << 20, 0, &fd));
     close(fd);
     EXPECT_EQ(EINVAL, export_fd(va2, 4 << 20, 0, &fd));
+    EXPECT_EQ(EINVAL, export_fd(va2, 4096, 0, &fd));  /* inside the BAR */
     EXPECT_EQ(EINVAL, export_fd(va2, 4096, 4096, &fd));
+}
+
+/* ... and on 6.1, by the ALLOC handle: the whole allocation counts */
+TEST_F(emu_dmabuf, export_outside_dram_bar_misc) {
+    m_cfg.abi           = UCT_GAUDI_ABI_MISC;
+    m_cfg.dram_bar_size = 1ull << 30;
+    open_ok();
+
+    uint64_t h1, h2;
+    int fd;
+    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h1));       /* DRAM page 0 */
+    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h2));       /* DRAM page 1 */
+    ASSERT_EQ(0, export_fd(h1, 4 << 20, 0, &fd));
+    close(fd);
+    EXPECT_EQ(EINVAL, export_fd(h2, 4096, 0, &fd));
 }
 
 TEST_F(emu_dmabuf, export_outside_dram_bar_gaudi1) {

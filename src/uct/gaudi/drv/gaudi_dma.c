@@ -702,21 +702,43 @@ ucs_status_t uct_gaudi_dma_chan_post_dir(uct_gaudi_dma_chan_t *chan,
  * the error it ended with (the device is then failed) */
 /*
  * When a submission in flight times out: the timeout counts from its
- * submission or from the device's last completion, whichever is later, as
- * the driver's TDR timer starts for a CS when the one before it ends
- * (cs_do_release arms the next CS's work_tdr). Submissions queued behind
- * others, or a device that a loaded machine executes slowly, are not failed
- * while the device still completes work; a device that completes nothing
- * for the timeout is.
+ * submission or from the completion of a submission made before it,
+ * whichever is later, as the driver's TDR timer starts for a CS when the
+ * ones before it end (cs_do_release arms the next CS's work_tdr). A
+ * submission queued behind others, or a device that a loaded machine
+ * executes slowly, is not failed while the work ahead of it still
+ * completes; later submissions completing do not extend it (a stuck one
+ * still fails while other queues go on).
  */
 static ucs_time_t uct_gaudi_dma_deadline(const uct_gaudi_dma_chan_t *chan,
                                          const uct_gaudi_dma_desc_t *desc)
 {
-    uint64_t last_done = __atomic_load_n(&chan->dev->dma->last_done,
-                                         __ATOMIC_RELAXED);
+    const uct_gaudi_dma_ctx_t *dma = chan->dev->dma;
+    uint64_t done_seq  = __atomic_load_n(&dma->last_done_seq,
+                                         __ATOMIC_ACQUIRE);
+    uint64_t last_done = __atomic_load_n(&dma->last_done, __ATOMIC_RELAXED);
+
+    if (done_seq >= desc->seq) {
+        return desc->deadline;
+    }
 
     return ucs_max(desc->deadline,
                    last_done + ucs_time_from_sec(chan->timeout));
+}
+
+/* Submission @a seq completed: progress for those made after it */
+static void uct_gaudi_dma_note_done(uct_gaudi_dma_ctx_t *dma, uint64_t seq)
+{
+    uint64_t cur = __atomic_load_n(&dma->last_done_seq, __ATOMIC_RELAXED);
+
+    while (seq > cur) {
+        if (__atomic_compare_exchange_n(&dma->last_done_seq, &cur, seq, 0,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&dma->last_done, ucs_get_time(),
+                             __ATOMIC_RELAXED);
+            return;
+        }
+    }
 }
 
 /* A submission still running: UCS_INPROGRESS until its deadline */
@@ -729,8 +751,8 @@ static ucs_status_t uct_gaudi_dma_poll_running(uct_gaudi_dma_chan_t *chan,
 
     /* the command buffer is still the device's: never reuse it */
     uct_gaudi_dev_set_failed(chan->dev, "DMA submission %" PRIu64
-                             " did not complete within %.1f s, nor did any "
-                             "other (UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
+                             " did not complete within %.1f s of the ones "
+                             "before it (UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
                              chan->timeout);
     return UCS_ERR_TIMED_OUT;
 }
@@ -831,8 +853,7 @@ static unsigned uct_gaudi_dma_reap_dir(uct_gaudi_dma_chan_t *chan,
         ++count;
         if (status == UCS_OK) {
             chan->counters.bytes[dir] += desc->length;
-            __atomic_store_n(&chan->dev->dma->last_done, ucs_get_time(),
-                             __ATOMIC_RELAXED);
+            uct_gaudi_dma_note_done(chan->dev->dma, desc->seq);
         } else {
             ++chan->counters.errors;
         }

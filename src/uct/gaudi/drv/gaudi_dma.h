@@ -61,8 +61,8 @@ typedef struct uct_gaudi_dma_desc {
     ucs_queue_elem_t  queue;      /* in its direction's in-flight queue */
     uint64_t          seq;        /* CS sequence number */
     uint64_t          deadline;   /* ucs_time_t after which it timed out,
-                                     unless the device completed another
-                                     submission since (see last_done) */
+                                     unless an earlier submission completed
+                                     since (see last_done) */
     uct_completion_t  *comp;      /* user completion, may be NULL */
     size_t            length;     /* bytes it moves */
     unsigned          dir;        /* uct_gaudi_dma_dir_t */
@@ -139,9 +139,11 @@ typedef struct uct_gaudi_dma_ctx {
     uint32_t             queue[UCT_GAUDI_DMA_DIR_LAST]; /* queue id per dir */
     uct_gaudi_dma_chan_t sync;        /* channel of the blocking helpers */
     uint64_t             num_cs;      /* submissions on all channels */
-    uint64_t             last_done;   /* ucs_time_t the device last
-                                         completed a submission (any
-                                         channel; atomic) */
+    uint64_t             last_done_seq; /* newest submission seen
+                                           completed (any channel) */
+    uint64_t             last_done;   /* ucs_time_t it was reaped; both
+                                         atomic, a torn pair only moves a
+                                         deadline by one completion */
     /* guards chans; innermost but for the channel locks, never taken with
      * one */
     pthread_mutex_t      chans_lock;

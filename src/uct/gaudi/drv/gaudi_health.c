@@ -74,14 +74,14 @@ static void uct_gaudi_dev_wake_watcher(uct_gaudi_dev_t *dev)
     }
 }
 
-void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
+int uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
 {
     va_list ap;
 
     pthread_mutex_lock(&dev->lock);
     if (dev->failed) {
         pthread_mutex_unlock(&dev->lock);
-        return;
+        return 0;
     }
 
     va_start(ap, fmt);
@@ -93,6 +93,7 @@ void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
     ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
     /* what keeps it open goes now, from the async thread */
     uct_gaudi_dev_wake_watcher(dev);
+    return 1;
 }
 
 int uct_gaudi_dev_is_operational(uct_gaudi_dev_t *dev)

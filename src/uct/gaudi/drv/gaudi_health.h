@@ -54,8 +54,9 @@ ucs_status_t uct_gaudi_dev_handle_error(uct_gaudi_dev_t *dev, const char *call,
 ucs_status_t uct_gaudi_dev_check(uct_gaudi_dev_t *dev);
 
 
-/* Move @a dev to the failed state (first reason wins; logged once) */
-void uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
+/* Move @a dev to the failed state (first reason wins; logged once);
+ * 1 if this call failed it, 0 if it had failed already */
+int uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
     UCS_F_PRINTF(2, 3);
 
 

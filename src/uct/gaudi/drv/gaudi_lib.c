@@ -72,10 +72,9 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      ucs_offsetof(uct_gaudi_lib_config_t, device), UCS_CONFIG_TYPE_STRING},
 
     {"DMA_TIMEOUT", "30s",
-     "How long a DMA command submission may stay in flight while the device\n"
-     "completes no submission at all (counted from its submission or from the\n"
-     "device's last completion, whichever is later) before the device is\n"
-     "declared failed.",
+     "How long a DMA command submission may stay in flight before the device\n"
+     "is declared failed, counted from its submission or from the completion\n"
+     "of an earlier submission of this process, whichever is later.",
      ucs_offsetof(uct_gaudi_lib_config_t, dma_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"RESET_WAIT", "30s",

@@ -12,6 +12,7 @@
 #include "gaudi_dma.h"
 #include "gaudi_health.h"
 #include "gaudi_ioctl.h"
+#include "gaudi_lib.h"
 #include "gaudi_mem.h"
 #include "gaudi_seam.h"
 
@@ -83,23 +84,26 @@ static void uct_gaudi_reset_event(int fd, ucs_event_set_types_t ev_types,
 
     if (!dev->revoked) {
         events = uct_gaudi_reset_get_events(dev);
-        if ((events & UCT_GAUDI_RESET_EVENTS) && dev->failed &&
-            (events & HL_NOTIFIER_EVENT_PAGE_FAULT)) {
-            /* the call that saw the failure first said it (an aborted
-             * submission); why, only the events tell */
-            ucs_warn("device %s: the driver reports a reset%s (events 0x%"
-                     PRIx64 ")", dev->name, uct_gaudi_reset_cause(events),
-                     events);
-        } else if (events & UCT_GAUDI_RESET_EVENTS) {
-            uct_gaudi_dev_set_failed(dev, "the driver reports %s%s (events "
-                                     "0x%" PRIx64 "); every descriptor of "
-                                     "the device is released before the "
-                                     "driver's release watchdog kills this "
-                                     "process",
-                                     (events &
-                                      HL_NOTIFIER_EVENT_DEVICE_RESET) ?
-                                     "a reset" : "the device unavailable",
-                                     uct_gaudi_reset_cause(events), events);
+        if (events & UCT_GAUDI_RESET_EVENTS) {
+            if (!uct_gaudi_dev_set_failed(dev, "the driver reports %s%s "
+                                          "(events 0x%" PRIx64 "); every "
+                                          "descriptor of the device is "
+                                          "released before the driver's "
+                                          "release watchdog kills this "
+                                          "process",
+                                          (events &
+                                           HL_NOTIFIER_EVENT_DEVICE_RESET) ?
+                                          "a reset" : "the device unavailable",
+                                          uct_gaudi_reset_cause(events),
+                                          events) &&
+                (events & HL_NOTIFIER_EVENT_PAGE_FAULT)) {
+                /* the call that saw the failure first said it (an aborted
+                 * submission); why, only the events tell */
+                uct_gaudi_log_once(UCS_LOG_LEVEL_WARN, "reset-page-fault",
+                                   "device %s: the driver reports a reset%s "
+                                   "(events 0x%" PRIx64 ")", dev->name,
+                                   uct_gaudi_reset_cause(events), events);
+            }
         } else if (events != 0) {
             ucs_diag("%s: driver events 0x%" PRIx64, dev->name, events);
         }

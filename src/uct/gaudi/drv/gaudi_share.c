@@ -147,10 +147,11 @@ ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
     if (status == UCS_ERR_INVALID_PARAM) {
         uct_gaudi_log_once(UCS_LOG_LEVEL_WARN, "export-outside-bar",
                            "%s: the driver refused to export 0x%" PRIx64
-                           "+%zu as a DMA-BUF (EINVAL): its pages likely lie "
-                           "beyond the device's PCIe DRAM BAR; other "
-                           "processes reach such memory staged through host "
-                           "memory", dev->name, addr, length);
+                           "+%zu as a DMA-BUF (EINVAL): its pages may lie "
+                           "beyond the device's PCIe DRAM BAR, through which "
+                           "importers reach them; other processes reach such "
+                           "memory staged through host memory", dev->name,
+                           addr, length);
         return status;
     } else if (status != UCS_OK) {
         if (!dev->failed) {     /* a device failure was said already */

@@ -68,6 +68,7 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
     const struct uct_gaudi_mem_export_in *in = (const void*)&args->in;
     uint64_t offset = (emu_g.cfg.abi == UCT_GAUDI_ABI_MISC) ? 0 : in->offset;
     uint64_t addr   = in->addr, size = in->mem_size;
+    uint64_t pack_off = 0, pack_len = 0;  /* HBM the export's pages are of */
     emu_shm_alloc_t *alloc;
     emu_map_t *map;
     int ret = -EINVAL;
@@ -87,6 +88,8 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
             (addr - asic->dram_base <= emu_g.dram_size) &&
             (size <= emu_g.dram_size - (addr - asic->dram_base))) {
             desc->offset = addr - asic->dram_base;
+            pack_off     = desc->offset;
+            pack_len     = size;
             ret          = 0;
         }
     } else if (emu_g.cfg.abi == UCT_GAUDI_ABI_MISC) {
@@ -96,6 +99,8 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
         if ((alloc != NULL) && (alloc->owner == ctx->id) &&
             (size <= alloc->size)) {
             desc->offset = emu_hbm_offset(alloc);
+            pack_off     = desc->offset;
+            pack_len     = alloc->size;
             ret          = 0;
         }
         emu_state_unlock(ctx->sdev);
@@ -113,6 +118,8 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
              * export from the mapping's first page */
             desc->offset = (map->host - ctx->hbm) +
                            (emu_g.export_offset ? offset : 0);
+            pack_off     = map->host - ctx->hbm;
+            pack_len     = map->size;
             *va_p        = addr;
             ret          = 0;
         }
@@ -120,10 +127,11 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
     }
 
     /* validate_export_params: the importer reaches the pages through the
-     * PCIe DRAM BAR, the driver refuses any beyond it */
+     * PCIe DRAM BAR, the driver refuses any beyond it; it checks every page
+     * of the allocation's page pack (Gaudi2+), or the range (Gaudi1) */
     if ((ret == 0) && (emu_g.cfg.dram_bar_size != 0) &&
-        ((desc->offset >= emu_g.cfg.dram_bar_size) ||
-         (size > emu_g.cfg.dram_bar_size - desc->offset))) {
+        ((pack_off >= emu_g.cfg.dram_bar_size) ||
+         (pack_len > emu_g.cfg.dram_bar_size - pack_off))) {
         ret = -EINVAL;
     }
 
