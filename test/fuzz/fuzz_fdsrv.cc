@@ -441,6 +441,14 @@ bool fdsrv_fuzzer::valid_get_fd(std::string *why, unsigned key_index)
     hdr.msg_controllen = sizeof(control);
     len = (poll(&pfd, 1, 5000) == 1) ? recvmsg(sock, &hdr, MSG_CMSG_CLOEXEC) :
                                        -1;
+    /* the server closes its copy of the fd and then the connection after
+     * answering: wait for that end-of-file, or a baseline taken right after
+     * this call holds both (a loaded machine's fresh root did: "gone:
+     * socket, dmabuf") */
+    if ((len > 0) && (poll(&pfd, 1, 5000) == 1)) {
+        char c;
+        (void)recv(sock, &c, sizeof(c), MSG_DONTWAIT);
+    }
     close(sock);
     if ((hdr.msg_controllen > 0) && (CMSG_FIRSTHDR(&hdr) != NULL) &&
         (CMSG_FIRSTHDR(&hdr)->cmsg_type == SCM_RIGHTS)) {
