@@ -72,7 +72,6 @@
 #define HL_NOTIFIER_EVENT_DEVICE_UNAVAILABLE  (1ull << 4)
 #define HL_NOTIFIER_EVENT_USER_ENGINE_ERR     (1ull << 5)
 #define HL_NOTIFIER_EVENT_GENERAL_HW_ERR      (1ull << 6)
-#define HL_NOTIFIER_EVENT_RAZWI               (1ull << 7)
 #define HL_NOTIFIER_EVENT_PAGE_FAULT          (1ull << 8)
 
 enum hl_device_status {

@@ -76,6 +76,7 @@ static void uct_gaudi_reset_event(int fd, ucs_event_set_types_t ev_types,
 {
     uct_gaudi_dev_t *dev = arg;
     uint64_t count, events;
+    int failed_now;
 
     /* non-blocking: clears it (the driver's writes and our kicks add up) */
     if ((read(fd, &count, sizeof(count)) < 0) && (errno != EAGAIN)) {
@@ -85,18 +86,14 @@ static void uct_gaudi_reset_event(int fd, ucs_event_set_types_t ev_types,
     if (!dev->revoked) {
         events = uct_gaudi_reset_get_events(dev);
         if (events & UCT_GAUDI_RESET_EVENTS) {
-            if (!uct_gaudi_dev_set_failed(dev, "the driver reports %s%s "
-                                          "(events 0x%" PRIx64 "); every "
-                                          "descriptor of the device is "
-                                          "released before the driver's "
-                                          "release watchdog kills this "
-                                          "process",
-                                          (events &
-                                           HL_NOTIFIER_EVENT_DEVICE_RESET) ?
-                                          "a reset" : "the device unavailable",
-                                          uct_gaudi_reset_cause(events),
-                                          events) &&
-                (events & HL_NOTIFIER_EVENT_PAGE_FAULT)) {
+            failed_now = uct_gaudi_dev_set_failed(
+                    dev, "the driver reports %s%s (events 0x%" PRIx64 "); "
+                    "every descriptor of the device is released before the "
+                    "driver's release watchdog kills this process",
+                    (events & HL_NOTIFIER_EVENT_DEVICE_RESET) ?
+                    "a reset" : "the device unavailable",
+                    uct_gaudi_reset_cause(events), events);
+            if (!failed_now && (events & HL_NOTIFIER_EVENT_PAGE_FAULT)) {
                 /* the call that saw the failure first said it (an aborted
                  * submission); why, only the events tell */
                 uct_gaudi_log_once(UCS_LOG_LEVEL_WARN, "reset-page-fault",
