@@ -52,8 +52,11 @@ echo "== gaudi_ipc: Gaudi -> Gaudi between two processes, each owning one of the
 echo "   (ucx_perftest server + client on localhost, 4 MiB, -m gaudi,gaudi; the client"
 echo "   writes/reads the server's Gaudi memory through the DMA-BUF it exported; UCP's"
 echo "   ucp_put and tag_bw's rendezvous go the same way)"
-ipc_dev=$("$PREFIX/bin/ucx_info" -d | awk '/Transport: gaudi_ipc$/ { f = 1 }
-                                          f && /Device:/ { print $3; exit }')
+# (awk reads all of ucx_info's output: one that stopped at the first match
+# could kill ucx_info with SIGPIPE)
+ipc_dev=$("$PREFIX/bin/ucx_info" -d |
+          awk '/Transport: gaudi_ipc$/ { f = 1 }
+               f && /Device:/ && !d { d = $3 } END { print d }')
 if [ -z "$ipc_dev" ]; then
     echo "ucx_info -d lists no gaudi_ipc transport" >&2
     exit 1

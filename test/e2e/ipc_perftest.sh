@@ -14,9 +14,13 @@ dir=$(mktemp -d /tmp/ucx-gaudi-ipc-perf.XXXXXX)
 trap 'rm -rf "$UCX_GAUDI_EMU_STATE_DIR" "$dir"' EXIT
 size=4194304
 
-dev=$("$UCX_INFO" -d | awk '/Transport: gaudi_ipc$/ { f = 1 }
-                           f && /Device:/ { print $3; exit }')
-[ -n "$dev" ] || fail "ucx_info -d lists no gaudi_ipc transport: $("$UCX_INFO" -d | grep -i gaudi)"
+# (ucx_info's output is read whole before it is searched: a reader that
+# stops at the first match makes ucx_info die of SIGPIPE, and pipefail
+# turns that into this script's exit status 141, as in a CI run)
+info=$("$UCX_INFO" -d)
+dev=$(awk '/Transport: gaudi_ipc$/ { f = 1 }
+           f && /Device:/ && !d { d = $3 } END { print d }' <<< "$info")
+[ -n "$dev" ] || fail "ucx_info -d lists no gaudi_ipc transport: $(grep -i gaudi <<< "$info")"
 ok "ucx_info -d: transport gaudi_ipc on device $dev"
 
 . "$(dirname "$0")/../../contrib/wait-listen.bash"

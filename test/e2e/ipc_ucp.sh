@@ -126,7 +126,7 @@ check_released() {
     local name=$1 side line
     for side in client server; do
         line=$(grep -h "^gaudi_emu after cleanup $side:" "$dir/$name.client")
-        echo "$line" | grep -q 'import_maps=0 .*exports=0' ||
+        grep -q 'import_maps=0 .*exports=0' <<< "$line" ||
             fail "$name: imports/exports left after cleanup: $line"
     done
     ok "$name: no import or export left in either process after cleanup"

@@ -16,10 +16,10 @@ for m in ib rdmacm; do
         fail "ucx_info -b: uct_MODULES=\"$modules\" has no $m module"
 done
 for tl in RC UD DC; do
-    echo "$build_cfg" | grep -Eq "^#define HAVE_TL_$tl +1$" ||
+    grep -Eq "^#define HAVE_TL_$tl +1$" <<< "$build_cfg" ||
         fail "ucx_info -b: no HAVE_TL_$tl (the $tl transport is not built)"
 done
-echo "$build_cfg" | grep -q '^#define UCX_CONFIGURE_FLAGS .*--with-verbs' ||
+grep -q '^#define UCX_CONFIGURE_FLAGS .*--with-verbs' <<< "$build_cfg" ||
     fail "ucx_info -b: UCX_CONFIGURE_FLAGS has no --with-verbs"
 ok "ucx_info -b: modules $modules, rc/ud/dc built"
 
@@ -30,18 +30,18 @@ export UCX_GAUDI_EMU_DEVICES=1
 info=$(UCX_MODULE_LOG_LEVEL=warn "$UCX_INFO" -d 2>&1) ||
     fail "ucx_info -d failed: $(echo "$info" | tail -n 20)"
 for m in ib rdmacm gaudi; do
-    echo "$info" | grep -Eq "loaded .*/libuct_$m\.so" ||
+    grep -Eq "loaded .*/libuct_$m\.so" <<< "$info" ||
         fail "the $m module was not loaded: $(echo "$info" | grep -i module)"
 done
 ok "the ib, rdmacm and gaudi modules load"
 
 # no RDMA device here: no ib memory domain, ours as before
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
-    ! echo "$info" | grep -Eq '^# *Transport: (rc|ud|dc)_' ||
+    ! grep -Eq '^# *Transport: (rc|ud|dc)_' <<< "$info" ||
         fail "rc/ud/dc transports listed without an RDMA device"
     ok "no RDMA device: no rc/ud/dc transport listed"
 fi
-echo "$info" | grep -q "^# *Transport: $GAUDI_COPY_TL\$" ||
+grep -q "^# *Transport: $GAUDI_COPY_TL\$" <<< "$info" ||
     fail "ucx_info -d does not list $GAUDI_COPY_TL beside the ib module"
 
 # and UCP, with every transport allowed, still moves Gaudi memory

@@ -80,7 +80,10 @@ commit=$(git -C "$repo" rev-parse HEAD)
 source_action ok UCX122_GIT_URL="file://$repo" UCX122_COMMIT="$commit"
 expect_said "commit $commit verified"
 archive=$(tail -n 1 "$out")
-tar -tf "$archive" | grep -qx 'ucx-1.22.0/configure.ac' ||
+# (the listing is read whole: grep -q stops at its match, and tar, still
+# writing, would die of SIGPIPE, which pipefail makes a failure)
+members=$(tar -tf "$archive")
+grep -qx 'ucx-1.22.0/configure.ac' <<< "$members" ||
     fail "the downloaded archive lacks ucx-1.22.0/configure.ac"
 source_action ok UCX122_GIT_URL="$tmp/no-repo" UCX122_COMMIT="$commit"
 [ "$(tail -n 1 "$out")" = "$archive" ] ||

@@ -58,7 +58,7 @@ rename_needed "$libs/ucx/libuct_hlgaudi.so.0"
 # ldd: the copied ucx_info and plugin reach only the wheel's libraries
 for file in "$wheel/bin/ucx_info" "$libs/ucx/libuct_hlgaudi.so.0"; do
     deps=$(LD_LIBRARY_PATH=$libs ldd "$file")
-    ! echo "$deps" | grep -qE "$PREFIX/lib/libu(cs|ct|cm|cp)\.so" ||
+    ! grep -qE "$PREFIX/lib/libu(cs|ct|cm|cp)\.so" <<< "$deps" ||
         fail "$file still reaches $PREFIX: $deps"
 done
 
@@ -68,13 +68,13 @@ export UCX_GAUDI_EMU_DEVICES=1
 info=$(LD_DEBUG=files LD_DEBUG_OUTPUT=$wheel/ld "$wheel/bin/ucx_info" -d 2>&1) ||
     fail "ucx_info -d of the wheel layout: $(echo "$info" | tail -n 20)"
 loaded=$(cat "$wheel"/ld.* | sed -n 's/.*file=\([^ ]*\) .*generating link map.*/\1/p')
-echo "$loaded" | grep -qx "$libs/ucx/libuct_hlgaudi.so.0" ||
+grep -qx "$libs/ucx/libuct_hlgaudi.so.0" <<< "$loaded" ||
     fail "UCX did not load the plugin from $libs/ucx: $loaded"
 ! echo "$loaded" | grep -E "^$PREFIX/lib/" ||
     fail "the original UCX libraries were loaded too"
 for l in 'Memory domain: gaudi_cpy' "Transport: $GAUDI_COPY_TL" \
          'Memory domain: gaudi_ipc' 'Transport: gaudi_ipc'; do
-    echo "$info" | grep -q "^# *$l\$" ||
+    grep -q "^# *$l\$" <<< "$info" ||
         fail "ucx_info -d of the wheel layout does not list $l"
 done
 ok "the plugin loads into a wheel-style UCX (renamed libraries, ucx/)"

@@ -10,6 +10,7 @@
 
 #include "gaudi_health.h"
 
+#include <ucs/arch/cpu.h>
 #include <ucs/sys/string.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,10 +88,14 @@ int uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(dev->fail_reason, sizeof(dev->fail_reason), fmt, ap);
     va_end(ap);
+    /* said before the flag is up and under the lock: whoever sees the
+     * device failed (a racing caller of this function, or the data path's
+     * unlocked check) returns its error after the reason was logged */
+    ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
+    ucs_memory_cpu_store_fence();
     dev->failed = 1;
     pthread_mutex_unlock(&dev->lock);
 
-    ucs_error("device %s failed: %s", dev->name, dev->fail_reason);
     /* what keeps it open goes now, from the async thread */
     uct_gaudi_dev_wake_watcher(dev);
     return 1;
