@@ -7,7 +7,7 @@
 
 src=$(cd "$(dirname "$0")/../.." && pwd)/src
 g=$src/uct/gaudi
-public='gaudi_(device|own|mem|share|dma|lib|buf)\.h'
+public='gaudi_(device|own|mem|share|dma|lib|buf|pci)\.h'
 
 # includes FILES...: "file: included path" for every <uct/gaudi/...> include
 includes() {

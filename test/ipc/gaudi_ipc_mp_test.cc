@@ -268,6 +268,62 @@ TEST_F(gaudi_ipc_mp, export_outside_dram_bar)
     EXPECT_EQ(std::string::npos, output(1).find("UCX  ERROR")) << output(1);
 }
 
+/* Devices on two host bridges that forward peer DMA only below one
+ * (Haswell-EP, as Linux's p2pdma whitelist says): no PCIe route, so the
+ * key is unreachable, with a warning naming the two devices and why; UCP
+ * would stage. Before, the import succeeded and the put's writes were lost
+ * on the way, reported as success */
+TEST_F(gaudi_ipc_mp, no_pci_route)
+{
+    run_spec spec("pci_route");
+
+    spec.env          = {"UCX_GAUDI_EMU_PCI_TOPOLOGY=sockets"};
+    spec.allow_errors = true;
+    run(spec);
+    EXPECT_EQ(ucs_status_string(UCS_ERR_UNREACHABLE), result(0, "unpack"));
+    EXPECT_EQ("0", result(1, "exports"));
+    EXPECT_NE(std::string::npos,
+              output(0).find("UCX  WARN  gaudi_ipc: gaudi"))
+            << output(0);
+    EXPECT_NE(std::string::npos,
+              output(0).find("no PCIe peer-to-peer route from 0000:3"))
+            << output(0);
+    EXPECT_NE(std::string::npos,
+              output(0).find("(8086:2f00) forward peer DMA only below one of "
+                             "them"))
+            << output(0);
+    EXPECT_EQ(std::string::npos, output(0).find("UCX  ERROR")) << output(0);
+}
+
+/* A root port each, on a host bridge that forwards between them (Ice
+ * Lake-SP): the route is found through the host bridge, the put lands */
+TEST_F(gaudi_ipc_mp, pci_route_through_host_bridge)
+{
+    run_spec spec("pci_route");
+
+    spec.env = {"UCX_GAUDI_EMU_PCI_TOPOLOGY=root_ports"};
+    run(spec);
+    EXPECT_EQ(ucs_status_string(UCS_OK), result(0, "unpack"));
+    EXPECT_EQ("1", result(1, "exports"));
+    EXPECT_EQ("1", result(1, "landed"));
+}
+
+/* The check turned off on a platform without the route: the import goes
+ * ahead, the put reports success and the emulated platform loses its
+ * writes, as such hardware would: what the check is for */
+TEST_F(gaudi_ipc_mp, no_pci_route_unchecked_loses_writes)
+{
+    run_spec spec("pci_route");
+
+    spec.env          = {"UCX_GAUDI_EMU_PCI_TOPOLOGY=sockets",
+                         "UCX_GAUDI_IPC_CHECK_PCI_ROUTE=n"};
+    spec.allow_errors = true;
+    run(spec);
+    EXPECT_EQ(ucs_status_string(UCS_OK), result(0, "unpack"));
+    EXPECT_EQ("1", result(1, "exports"));
+    EXPECT_EQ("0", result(1, "landed"));
+}
+
 /* 7. without DMA-BUF import (upstream driver) peers are unreachable */
 TEST_F(gaudi_ipc_mp, import_unsupported)
 {

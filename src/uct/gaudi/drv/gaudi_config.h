@@ -41,6 +41,7 @@ typedef struct uct_gaudi_lib_config {
     int               emu_pin_shared_files; /* pre-6.5 long-term pins */
     int               emu_page_fault_reset; /* Gaudi2 resets at a page fault */
     size_t            emu_dram_bar_size; /* PCIe DRAM BAR window */
+    unsigned          emu_pci_topology; /* gaudi_emu_pci_topology_t */
     unsigned          emu_exec;        /* gaudi_emu_exec_t */
     double            emu_bw;          /* modelled bandwidth, B/s */
     double            emu_latency;     /* modelled CS latency, seconds */

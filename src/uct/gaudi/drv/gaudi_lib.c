@@ -53,6 +53,13 @@ static const char *uct_gaudi_lib_emu_exec_names[] = {
     [GAUDI_EMU_EXEC_INLINE + 1] = NULL
 };
 
+static const char *uct_gaudi_lib_emu_pci_names[] = {
+    [GAUDI_EMU_PCI_SWITCH]      = "switch",
+    [GAUDI_EMU_PCI_ROOT_PORTS]  = "root_ports",
+    [GAUDI_EMU_PCI_SOCKETS]     = "sockets",
+    [GAUDI_EMU_PCI_SOCKETS + 1] = NULL
+};
+
 static ucs_config_field_t uct_gaudi_lib_config_table[] = {
     {"DEVICE", "auto",
      "Which Gaudi this process owns (a compute node may be opened by one\n"
@@ -157,6 +164,17 @@ static ucs_config_field_t uct_gaudi_lib_emu_config_table[] = {
      "(EINVAL). auto = all of it (a Gaudi2's BAR size is not known to us).",
      ucs_offsetof(uct_gaudi_lib_config_t, emu_dram_bar_size),
      UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"EMU_PCI_TOPOLOGY", "switch",
+     "Emulator: the PCIe tree sysfs shows above the devices, and which peer\n"
+     "DMA the platform forwards. switch: every device below one PCIe switch;\n"
+     "root_ports: a root port each, on a host bridge Linux lets forward peer\n"
+     "DMA (Intel 8086:09a2); sockets: a root port each, the devices split over\n"
+     "two host bridges (Intel 8086:2f00) that forward it only within one. A\n"
+     "peer DMA the platform does not forward loses its writes and hangs on\n"
+     "its reads, as the out-of-tree driver checks no route.",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_pci_topology),
+     UCS_CONFIG_TYPE_ENUM(uct_gaudi_lib_emu_pci_names)},
 
     {"EMU_EXEC", "thread",
      "How the emulator executes command submissions: thread (asynchronously,\n"

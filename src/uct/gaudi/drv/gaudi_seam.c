@@ -88,6 +88,8 @@ uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
     emu_config->dram_bar_size = (config->emu_dram_bar_size ==
                                  UCS_MEMUNITS_AUTO) ?
                                 0 : config->emu_dram_bar_size;
+    emu_config->pci_topology  = (gaudi_emu_pci_topology_t)
+                                config->emu_pci_topology;
     emu_config->exec        = (gaudi_emu_exec_t)config->emu_exec;
     emu_config->bandwidth   = (config->emu_bw > 0) ? config->emu_bw : 0;
     emu_config->latency     = config->emu_latency;

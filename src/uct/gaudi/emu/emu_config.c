@@ -274,6 +274,7 @@ int emu_config_same(const gaudi_emu_config_t *config)
            (config->pin_shared_files == emu_g.cfg.pin_shared_files) &&
            (config->page_fault_cs_only == emu_g.cfg.page_fault_cs_only) &&
            (config->dram_bar_size == emu_g.cfg.dram_bar_size) &&
+           (config->pci_topology == emu_g.cfg.pci_topology) &&
            emu_config_str_same(((config->oot_version != NULL) &&
                                 (config->oot_version[0] != '\0')) ?
                                config->oot_version :

@@ -40,6 +40,8 @@ typedef struct emu_map {
     uint64_t       handle;    /* EMU_MAP_DRAM: the ALLOC handle      */
     emu_map_type_t type;
     int            import_fd; /* op 99 import: our dma-buf ref, or -1 */
+    int            unrouted;  /* op 99 import of a device the platform
+                                 forwards no peer DMA to (emu_pci_route) */
 } emu_map_t;
 
 /* A context's device VA space: mappings sorted by va */

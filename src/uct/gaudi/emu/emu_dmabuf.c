@@ -8,6 +8,7 @@
 #include "emu_dmabuf.h"
 #include "emu_global.h"
 #include "emu_hbm.h"
+#include "emu_pci.h"
 #include "emu_state.h"
 #include "emu_va.h"
 
@@ -258,6 +259,9 @@ int emu_dmabuf_import(emu_ctx_t *ctx, union hl_mem_args *args)
     map.size      = emu_align_up(in->length, EMU_HOST_PAGE);
     map.host      = hbm + desc.offset;
     map.type      = EMU_MAP_HOST;
+    /* the out-of-tree driver maps it whatever the route between the two
+     * devices (no pci_p2pdma_distance); the transfers then find out */
+    map.unrouted  = !emu_pci_route(ctx->dev, desc.dev);
     map.import_fd = fcntl((int)in->fd, F_DUPFD_CLOEXEC, 0);
     if (map.import_fd < 0) {
         return -EMFILE;

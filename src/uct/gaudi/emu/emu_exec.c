@@ -204,7 +204,14 @@ static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
 
     for (i = 0; i < cs->num_jobs; ++i) {
         ret = emu_exec_job(ctx, &cs->jobs[i], stats);
-        if ((ret == -EFAULT) && emu_exec_page_fault_resets()) {
+        if (ret == -ETIMEDOUT) {
+            /* a peer read the platform does not route: the engine waits
+             * for a completion that never comes, until TDR (cs_timedout)
+             * and the driver's reset */
+            emu_reset_cond(ctx->dev, ctx->sdev,
+                           HL_NOTIFIER_EVENT_CS_TIMEOUT, 1);
+            return HL_WAIT_CS_STATUS_TIMEDOUT;
+        } else if ((ret == -EFAULT) && emu_exec_page_fault_resets()) {
             /* A Gaudi2 MMU page fault is a firmware event the driver resets
              * for (gaudi2_handle_eqe -> hl_handle_page_fault ->
              * hl_device_cond_reset, hard_reset_on_fw_events=1): the engine

@@ -128,7 +128,10 @@ static int emu_pkt_memset(emu_ctx_t *ctx, uint64_t dst, uint64_t pattern,
     memcpy(bytes, &pattern, sizeof(bytes));
     while (done < size) {
         ret = emu_va_translate(ctx, dst + done, &ptr, &avail);
-        if (ret != 0) {
+        if (ret == -EHOSTUNREACH) {
+            done += emu_min(avail, size - done);  /* writes lost */
+            continue;
+        } else if (ret != 0) {
             return ret;
         }
 
@@ -156,15 +159,19 @@ static int emu_pkt_copy(emu_ctx_t *ctx, uint64_t src, uint64_t dst,
 
     while (done < size) {
         ret = emu_va_translate(ctx, src + done, &sptr, &savail);
-        if (ret == 0) {
+        if (ret == -EHOSTUNREACH) {
+            return -ETIMEDOUT;  /* a read nobody routes never completes */
+        } else if (ret == 0) {
             ret = emu_va_translate(ctx, dst + done, &dptr, &davail);
         }
-        if (ret != 0) {
+        if ((ret != 0) && (ret != -EHOSTUNREACH)) {
             return ret;
         }
 
         n = emu_min(emu_min(savail, davail), size - done);
-        memmove(dptr, sptr, n);
+        if (ret == 0) {
+            memmove(dptr, sptr, n);
+        } /* else a posted write nobody routes: lost, without an error */
         done += n;
     }
 
@@ -231,16 +238,19 @@ static int emu_pkt_msg_long(emu_ctx_t *ctx, const uint8_t *p)
     emu_pkt_msg_long_t msg;
     uint64_t avail;
     uint8_t *ptr;
+    int ret;
 
     memcpy(&msg, p, sizeof(msg));
     if (EMU_PKT_MSG_LONG_OP(msg.ctl) != 0) {
         return 0;           /* timestamp writes etc.: not modelled */
     }
 
-    if ((emu_va_translate(ctx, msg.addr, &ptr, &avail) == 0) &&
-        (avail >= sizeof(msg.value))) {
+    ret = emu_va_translate(ctx, msg.addr, &ptr, &avail);
+    if ((ret == 0) && (avail >= sizeof(msg.value))) {
         memcpy(ptr, &msg.value, sizeof(msg.value));
         return 0;
+    } else if (ret == -EHOSTUNREACH) {
+        return 0;           /* a posted write nobody routes: lost */
     }
 
     /* unmapped user memory faults; anything else is configuration space

@@ -8,6 +8,7 @@
 #include "emu_sysfs.h"
 #include "emu_dev.h"
 #include "emu_global.h"
+#include "emu_pci.h"
 #include "emu_state.h"
 
 #include <stdio.h>
@@ -43,7 +44,15 @@ typedef enum {
     EMU_ATTR_DEV_COMPUTE = EMU_ATTR_PCI_LAST,
     EMU_ATTR_DEV_CONTROL,
     /* /sys/module/habanalabs/version of the out-of-tree driver */
-    EMU_ATTR_MODULE_VERSION
+    EMU_ATTR_MODULE_VERSION,
+    /* the PCIe tree above the devices (emu_pci.h): "uevent" of a root bus
+     * (empty) and of a bridge (its PCI_SLOT_NAME; EMU_ATTR_BRIDGE_UEVENT +
+     * level, dev the device below), vendor and device of a host bridge
+     * (dev: the host bridge) */
+    EMU_ATTR_HOST_VENDOR,
+    EMU_ATTR_HOST_DEVICE,
+    EMU_ATTR_ROOTBUS_UEVENT,
+    EMU_ATTR_BRIDGE_UEVENT
 } emu_attr_t;
 
 static const char *emu_attr_names[] = {
@@ -58,7 +67,11 @@ static const char *emu_attr_names[] = {
     [EMU_ATTR_DEVICE]         = "device",
     [EMU_ATTR_DEV_COMPUTE]    = "dev",
     [EMU_ATTR_DEV_CONTROL]    = "dev",
-    [EMU_ATTR_MODULE_VERSION] = "version"
+    [EMU_ATTR_MODULE_VERSION] = "version",
+    [EMU_ATTR_HOST_VENDOR]    = "vendor",
+    [EMU_ATTR_HOST_DEVICE]    = "device",
+    [EMU_ATTR_ROOTBUS_UEVENT] = "uevent",
+    [EMU_ATTR_BRIDGE_UEVENT]  = "uevent"
 };
 
 typedef int (*emu_sys_child_cb_t)(const char *name,
@@ -137,6 +150,28 @@ unsigned emu_sys_numa_node(int dev)
     return dev * emu_g.cfg.numa_nodes / emu_g.cfg.num_devices;
 }
 
+/* What the sysfs of the PCIe tree above the devices says (emu_pci.h) */
+static int emu_sys_pci_attr_value(int dev, int attr, char *buf, size_t max)
+{
+    uint16_t vendor, device;
+    char bdf[32];
+
+    switch (attr) {
+    case EMU_ATTR_HOST_VENDOR:
+    case EMU_ATTR_HOST_DEVICE:
+        emu_pci_host_bridge_id(dev, &vendor, &device);
+        return snprintf(buf, max, "0x%04x\n",
+                        (attr == EMU_ATTR_HOST_VENDOR) ? vendor : device);
+    case EMU_ATTR_ROOTBUS_UEVENT:
+        return snprintf(buf, max, "%s", "");
+    default:
+        emu_pci_bridge_bdf(dev, attr - EMU_ATTR_BRIDGE_UEVENT, bdf,
+                           sizeof(bdf));
+        return snprintf(buf, max, "DRIVER=pcieport\nPCI_CLASS=60400\n"
+                        "PCI_SLOT_NAME=%s\n", bdf);
+    }
+}
+
 static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
 {
     emu_shm_dev_t *sdev;
@@ -146,6 +181,8 @@ static int emu_sys_attr_value(int dev, int attr, char *buf, size_t max)
     if (attr == EMU_ATTR_MODULE_VERSION) {
         return snprintf(buf, max, "%s" EMU_OOT_VERSION_SUFFIX "\n",
                         emu_g.oot_version);                  /* no device */
+    } else if (attr >= EMU_ATTR_HOST_VENDOR) {
+        return emu_sys_pci_attr_value(dev, attr, buf, max);
     }
 
     sdev = emu_state_dev(dev);
@@ -226,12 +263,20 @@ static int emu_sys_emit_nodes(emu_sys_child_cb_t cb, void *arg,
 static int emu_sys_emit_pci(emu_sys_child_cb_t cb, void *arg)
 {
     char bdf[32];
-    unsigned dev;
+    unsigned dev, hb;
     int ret;
 
     for (dev = 0; dev < emu_g.cfg.num_devices; ++dev) {
         emu_sys_bdf(dev, bdf, sizeof(bdf));
         if ((ret = emu_sys_emit(cb, arg, bdf, EMU_SYS_PCI, dev, 0))) {
+            return ret;
+        }
+    }
+
+    /* the host bridges, whose ids say whether they forward peer DMA */
+    for (hb = 0; hb < emu_pci_num_host_bridges(); ++hb) {
+        emu_pci_host_bridge_bdf(hb, bdf, sizeof(bdf));
+        if ((ret = emu_sys_emit(cb, arg, bdf, EMU_SYS_PCI_HOST, hb, 0))) {
             return ret;
         }
     }
@@ -337,6 +382,15 @@ static int emu_sys_children(const emu_sys_node_t *dir, emu_sys_child_cb_t cb,
         return emu_sys_emit(cb, arg, "char", EMU_SYS_SYSDEV_CHAR, -1, 0);
     case EMU_SYS_SYSDEV_CHAR:
         return emu_sys_emit_chardevs(cb, arg);
+    case EMU_SYS_PCI_HOST:
+        return emu_sys_emit_attrs(cb, arg, dir->dev, EMU_ATTR_HOST_VENDOR,
+                                  EMU_ATTR_HOST_DEVICE + 1);
+    case EMU_SYS_PCI_ROOTBUS:
+        return emu_sys_emit(cb, arg, "uevent", EMU_SYS_ATTR, dir->dev,
+                            EMU_ATTR_ROOTBUS_UEVENT);
+    case EMU_SYS_PCI_BRIDGE:
+        return emu_sys_emit(cb, arg, "uevent", EMU_SYS_ATTR, dir->dev,
+                            EMU_ATTR_BRIDGE_UEVENT + dir->attr);
     default:
         return 0;
     }
@@ -370,6 +424,34 @@ static int emu_sys_lookup_cb(const char *name, const emu_sys_node_t *node,
     return 0;
 }
 
+/* ".." where the emulated tree models it: upward from a PCI function
+ * through the bridges above it to its root bus, as from a real device's
+ * directory under /sys/devices (what /sys/bus/pci/devices/X links to) */
+static int emu_sys_parent(emu_sys_node_t *node)
+{
+    switch (node->kind) {
+    case EMU_SYS_PCI:
+        node->kind = EMU_SYS_PCI_BRIDGE;
+        node->attr = emu_pci_depth(node->dev) - 1;
+        return 0;
+    case EMU_SYS_PCI_BRIDGE:
+        if (node->attr > 0) {
+            --node->attr;
+        } else {
+            node->kind = EMU_SYS_PCI_ROOTBUS;
+            node->dev  = emu_pci_host_bridge(node->dev);
+            node->attr = 0;
+        }
+        return 0;
+    case EMU_SYS_PCI_ROOTBUS:
+        node->kind = EMU_SYS_SYS;   /* /sys/devices: nothing modelled */
+        node->dev  = -1;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 int emu_sys_resolve(const char *path, emu_sys_node_t *node)
 {
     emu_sys_node_t cur = {EMU_SYS_ROOT, -1, 0};
@@ -395,6 +477,11 @@ int emu_sys_resolve(const char *path, emu_sys_node_t *node)
 
         if (!emu_sys_is_dir(cur.kind)) {
             return -ENOTDIR;
+        } else if ((lookup.len == 2) && !strncmp(lookup.name, "..", 2)) {
+            if (emu_sys_parent(&cur) != 0) {
+                return -ENOENT;
+            }
+            continue;
         }
 
         emu_sys_children(&cur, emu_sys_lookup_cb, &lookup);

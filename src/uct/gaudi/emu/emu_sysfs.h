@@ -35,6 +35,12 @@ typedef enum {
     EMU_SYS_SYSDEV_CHAR,       /* /sys/dev/char                         */
     EMU_SYS_MODULE,            /* /sys/module                           */
     EMU_SYS_MODULE_HL,         /* /sys/module/habanalabs                */
+    EMU_SYS_PCI_BRIDGE,        /* a bridge above a device (attr: level),
+                                  reached by ".." from the device       */
+    EMU_SYS_PCI_ROOTBUS,       /* /sys/devices/pciDDDD:BB (dev: host
+                                  bridge), ".." from a root port        */
+    EMU_SYS_PCI_HOST,          /* /sys/bus/pci/devices/DDDD:BB:00.0 (dev:
+                                  host bridge)                          */
     EMU_SYS_ATTR               /* a readable attribute file             */
 } emu_sys_kind_t;
 

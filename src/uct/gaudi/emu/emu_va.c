@@ -143,7 +143,7 @@ int emu_va_translate(emu_ctx_t *ctx, uint64_t addr, uint8_t **ptr_p,
     if (map != NULL) {
         *ptr_p   = map->host + (addr - map->va);
         *avail_p = map->va + map->size - addr;
-        ret      = 0;
+        ret      = map->unrouted ? -EHOSTUNREACH : 0;
     }
     pthread_mutex_unlock(&ctx->lock);
 

@@ -33,6 +33,16 @@ typedef enum {
     GAUDI_EMU_EXEC_INLINE = 1  /* CS complete inside the CS ioctl */
 } gaudi_emu_exec_t;
 
+/* The PCIe topology of the emulated node (docs/emulator.md §11) */
+typedef enum {
+    GAUDI_EMU_PCI_SWITCH     = 0, /* every device below one PCIe switch */
+    GAUDI_EMU_PCI_ROOT_PORTS = 1, /* one root port each, one host bridge
+                                     that forwards peer DMA (8086:09a2) */
+    GAUDI_EMU_PCI_SOCKETS    = 2  /* one root port each, the devices split
+                                     over two host bridges (8086:2f00) that
+                                     forward peer DMA only within one */
+} gaudi_emu_pci_topology_t;
+
 /* What a CS that passes the driver's timeout (TDR) does: reset_on_lockup */
 typedef enum {
     GAUDI_EMU_LOCKUP_RESET       = 0, /* the driver's default
@@ -94,6 +104,9 @@ typedef struct gaudi_emu_config {
     uint64_t          dram_bar_size; /* bytes of HBM, from its start, that
                                         the PCIe DRAM BAR reaches (exports
                                         of pages beyond: -EINVAL); 0 = all */
+    gaudi_emu_pci_topology_t pci_topology; /* what sysfs shows above the
+                                              devices, and which peer DMA
+                                              the platform forwards */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,

@@ -67,6 +67,17 @@ static ucs_config_field_t uct_gaudi_ipc_md_config_table[] = {
      "that is a directory of ours, else /tmp/ucx-gaudi-ipc-<uid>.",
      ucs_offsetof(uct_gaudi_ipc_md_config_t, dir), UCS_CONFIG_TYPE_STRING},
 
+    {"CHECK_PCI_ROUTE", "y",
+     "Import a peer's Gaudi memory only when the PCIe tree in sysfs shows a\n"
+     "peer-to-peer route between the two devices, as Linux's p2pdma rules\n"
+     "decide it (a common PCIe switch, or host bridges known to forward); else\n"
+     "stage the transfers through host memory, with a warning. Habana's\n"
+     "driver imports without this check, and a peer DMA with no route loses\n"
+     "its writes and hangs the device. \"n\": import anyway, on a platform\n"
+     "known to forward peer DMA that the rules do not list.",
+     ucs_offsetof(uct_gaudi_ipc_md_config_t, check_pci_route),
+     UCS_CONFIG_TYPE_BOOL},
+
     {NULL}
 };
 
@@ -556,9 +567,11 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
 
 /* Why a key's memory cannot be imported, or NULL if it can; md_lock held */
 static const char *
-uct_gaudi_ipc_md_unreachable_reason(const uct_gaudi_ipc_md_t *md,
+uct_gaudi_ipc_md_unreachable_reason(uct_gaudi_ipc_md_t *md,
                                     const uct_gaudi_ipc_rkey_t *key)
 {
+    const char *why;
+
     if (md == NULL) {
         return "no gaudi_ipc memory domain";
     } else if (key->export_id == 0) {
@@ -567,6 +580,9 @@ uct_gaudi_ipc_md_unreachable_reason(const uct_gaudi_ipc_md_t *md,
         return "another system";
     } else if (!uct_gaudi_share_can_import(md->dev)) {
         return "the driver cannot import DMA-BUFs";
+    } else if ((why = uct_gaudi_ipc_routes_refusal(&md->routes,
+                                                   key->bus_hash)) != NULL) {
+        return why;
     }
 
     return NULL;
@@ -781,6 +797,8 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
     md->refcount        = 1;
     md->system_id       = ucs_get_system_id();
     md->timeout         = config->timeout;
+    uct_gaudi_ipc_routes_init(&md->routes, config->check_pci_route,
+                              md->dev);
     pthread_mutex_init(&md->lock, NULL);
     kh_init_inplace(uct_gaudi_ipc_exports, &md->by_base);
     kh_init_inplace(uct_gaudi_ipc_exports, &md->by_id);

@@ -9,6 +9,7 @@
 
 #include "gaudi_ipc_cache.h"
 #include "gaudi_ipc_proto.h"
+#include "gaudi_ipc_route.h"
 #include "gaudi_ipc_srv.h"
 
 #include <uct/base/uct_md.h>
@@ -28,6 +29,7 @@ typedef struct uct_gaudi_ipc_md_config {
     unsigned        cache_max;     /* imports kept, at most */
     double          timeout;       /* fd server requests, seconds */
     char            *dir;          /* rendezvous directory ("": default) */
+    int             check_pci_route; /* refuse peers with no PCIe route */
 } uct_gaudi_ipc_md_config_t;
 
 
@@ -85,6 +87,8 @@ typedef struct uct_gaudi_ipc_md {
                                                        uct_gaudi_ipc_md_lock */
     uct_gaudi_ipc_srv_t            srv;
     uct_gaudi_ipc_cache_t          cache;
+    uct_gaudi_ipc_routes_t         routes;      /* to peers' devices; under
+                                                   uct_gaudi_ipc_md_lock */
 } uct_gaudi_ipc_md_t;
 
 

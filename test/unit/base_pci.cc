@@ -1,0 +1,153 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "base_common.h"
+
+#include <uct/gaudi/drv/gaudi_pci.h>
+#include <ucs/sys/string.h>
+
+using namespace gaudi_base_test;
+
+
+/* A path as sysfs would give it: bridges from the root port down, and the
+ * root bus's function 00.0 */
+static uct_gaudi_pci_path_t
+make_path(const char *bdf, std::vector<std::string> bridges,
+          uint16_t host_vendor, uint16_t host_device)
+{
+    uct_gaudi_pci_path_t path;
+    const char *top = bridges.empty() ? bdf : bridges[0].c_str();
+
+    memset(&path, 0, sizeof(path));
+    snprintf(path.bdf, sizeof(path.bdf), "%s", bdf);
+    path.depth = bridges.size();
+    for (size_t i = 0; i < bridges.size(); ++i) {
+        snprintf(path.bridges[i], sizeof(path.bridges[i]), "%s",
+                 bridges[i].c_str());
+    }
+    snprintf(path.host, sizeof(path.host), "%.7s:00.0", top);
+    path.host_vendor = host_vendor;
+    path.host_device = host_device;
+    return path;
+}
+
+static std::string route(const uct_gaudi_pci_path_t &a,
+                         const uct_gaudi_pci_path_t &b, int cpu_forwards,
+                         int expected)
+{
+    char why[256];
+
+    EXPECT_EQ(expected, uct_gaudi_pci_route(&a, &b, cpu_forwards, why,
+                                            sizeof(why)))
+            << a.bdf << " -> " << b.bdf << ": " << why;
+    /* the kernel's distance is symmetric, and so is the answer */
+    EXPECT_EQ(expected, uct_gaudi_pci_route(&b, &a, cpu_forwards, why,
+                                            sizeof(why)))
+            << b.bdf << " -> " << a.bdf << ": " << why;
+    return why;
+}
+
+/* The rules of Linux's calc_map_type_and_dist and host_bridge_whitelist
+ * (drivers/pci/p2pdma.c), as far as sysfs shows them */
+TEST(base_pci, route_rules) {
+    /* below one switch: forwarded there, whatever the host bridge */
+    EXPECT_EQ("both below PCIe bridge 0000:01:00.0",
+              route(make_path("0000:33:00.0", {"0000:00:01.0", "0000:01:00.0",
+                                               "0000:02:00.0"}, 0x1234, 1),
+                    make_path("0000:34:00.0", {"0000:00:01.0", "0000:01:00.0",
+                                               "0000:02:01.0"}, 0x1234, 1),
+                    0, 1));
+    /* root ports of a whitelisted host bridge */
+    EXPECT_EQ("through host bridge 0000:00:00.0",
+              route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0x8086,
+                              0x09a2),
+                    make_path("0000:34:00.0", {"0000:00:02.0"}, 0x8086,
+                              0x09a2), 0, 1));
+    /* Skylake-E: across host bridges too */
+    route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0x8086, 0x2020),
+          make_path("0000:b3:00.0", {"0000:80:01.0"}, 0x8086, 0x2020), 0, 1);
+    /* Haswell-EP: one host bridge yes, two no */
+    route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0x8086, 0x2f00),
+          make_path("0000:34:00.0", {"0000:00:02.0"}, 0x8086, 0x2f00), 0, 1);
+    EXPECT_NE(std::string::npos,
+              route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0x8086,
+                              0x2f00),
+                    make_path("0000:b3:00.0", {"0000:80:01.0"}, 0x8086,
+                              0x2f00), 0, 0)
+                      .find("forward peer DMA only below one of them"));
+    /* a host bridge not on the list; the same under an AMD Zen CPU */
+    EXPECT_NE(std::string::npos,
+              route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0x8086,
+                              0x1234),
+                    make_path("0000:34:00.0", {"0000:00:02.0"}, 0x8086,
+                              0x1234), 0, 0)
+                      .find("host bridge 0000:00:00.0 (8086:1234) is not "
+                            "known to forward peer DMA"));
+    route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0x1022, 0x1480),
+          make_path("0000:b3:00.0", {"0000:80:01.0"}, 0x1022, 0x1480), 1, 1);
+    /* no function 00.0 on the root bus (some Skylake platforms) */
+    EXPECT_NE(std::string::npos,
+              route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0, 0),
+                    make_path("0000:34:00.0", {"0000:00:02.0"}, 0, 0), 0, 0)
+                      .find("no host bridge function at 0000:00:00.0"));
+    /* one whitelisted host bridge and one not */
+    route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0x8086, 0x2020),
+          make_path("0000:b3:00.0", {"0000:80:01.0"}, 0x8086, 0x1234), 0, 0);
+}
+
+/* What the emulated sysfs shows for each topology, read through the seam
+ * as on a real machine */
+TEST(base_pci, emulated_sysfs) {
+    static const struct {
+        const char *topology;
+        unsigned   depth;
+        const char *host1;   /* device 1's host bridge */
+        uint16_t   host_device;
+        int        routed;
+    } cases[] = {
+        {"switch",     3, "0000:00:00.0", 0x09a2, 1},
+        {"root_ports", 1, "0000:00:00.0", 0x09a2, 1},
+        {"sockets",    1, "0000:80:00.0", 0x2f00, 0}
+    };
+
+    for (const auto &c : cases) {
+        state_dir dir;
+
+        run_in_child([&]() {
+            uct_gaudi_pci_path_t path[2];
+            char bdf[UCS_SYS_BDF_NAME_MAX], why[256];
+            const uct_gaudi_dev_info_t *info;
+
+            set_emu_env(2, dir);
+            setenv("UCX_GAUDI_EMU_PCI_TOPOLOGY", c.topology, 1);
+            ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+            for (unsigned i = 0; i < 2; ++i) {
+                info = uct_gaudi_lib_device(i);
+                ASSERT_TRUE(info != NULL);
+                ASSERT_EQ(UCS_OK, uct_gaudi_pci_find(
+                        ucs_string_to_id(info->bus_id), bdf, sizeof(bdf)));
+                EXPECT_STREQ(info->bus_id, bdf);
+                ASSERT_EQ(UCS_OK, uct_gaudi_pci_path_read(bdf, &path[i]));
+                EXPECT_EQ(c.depth, path[i].depth) << c.topology;
+                EXPECT_EQ(0x8086, path[i].host_vendor) << c.topology;
+                EXPECT_EQ(c.host_device, path[i].host_device) << c.topology;
+            }
+            EXPECT_STREQ("0000:00:00.0", path[0].host) << c.topology;
+            EXPECT_STREQ(c.host1, path[1].host) << c.topology;
+            /* the emulator serves no /proc/cpuinfo: no CPU forwards */
+            EXPECT_EQ(0, uct_gaudi_pci_cpu_forwards());
+            EXPECT_EQ(c.routed, uct_gaudi_pci_route(&path[0], &path[1], 0,
+                                                    why, sizeof(why)))
+                    << c.topology << ": " << why;
+            EXPECT_EQ(UCS_ERR_NO_ELEM,
+                      uct_gaudi_pci_find(ucs_string_to_id("0000:99:00.0"),
+                                         bdf, sizeof(bdf)));
+            EXPECT_EQ(UCS_ERR_NO_ELEM,
+                      uct_gaudi_pci_path_read("0000:99:00.0", &path[0]));
+            uct_gaudi_lib_cleanup();
+        });
+    }
+}
