@@ -1568,7 +1568,7 @@ void put_through(peer &p, const remote_region &rr, region *local,
 
 /*
  * Forged keys naming a range the importer has cached (wrong cookie, export
- * id, base, length, fd server - ours, or another name -, range): all
+ * id, base, length, fd server - ours, or another name -, range, device): all
  * refused, and the cached import of the real key stays. (A wrong inode
  * with the right identity is the cached import itself; the squatter
  * scenarios cover it on a miss.)
@@ -1608,6 +1608,9 @@ GIPC_SCENARIO(forged_keys)
     f = rk; f.srv.id = id_of(p.my_hello()); forged.push_back({"own server", f});
     f = rk; f.srv.id.lo ^= 1;               forged.push_back({"server", f});
     f = rk; f.range_length = rk.length + 1; forged.push_back({"range", f});
+    /* a device this host does not show (the PCIe route check would pass
+     * it unchecked, issue 21) */
+    f = rk; f.bus_hash ^= 1;                forged.push_back({"device", f});
     for (auto &fk : forged) {
         status = p.unpack(&fk.second, &bundle);
         info("key with a forged %s: %s", fk.first.c_str(),

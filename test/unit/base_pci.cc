@@ -7,13 +7,12 @@
 #include "base_common.h"
 
 #include <uct/gaudi/drv/gaudi_pci.h>
-#include <ucs/sys/string.h>
 
 using namespace gaudi_base_test;
 
 
 /* A path as sysfs would give it: bridges from the root port down, and the
- * root bus's function 00.0 */
+ * host bridge function 00.0 of the root bus (ids 0: none there) */
 static uct_gaudi_pci_path_t
 make_path(const char *bdf, std::vector<std::string> bridges,
           uint16_t host_vendor, uint16_t host_device)
@@ -28,7 +27,9 @@ make_path(const char *bdf, std::vector<std::string> bridges,
         snprintf(path.bridges[i], sizeof(path.bridges[i]), "%s",
                  bridges[i].c_str());
     }
-    snprintf(path.host, sizeof(path.host), "%.7s:00.0", top);
+    EXPECT_EQ(2, sscanf(top, "%x:%x", &path.root_domain, &path.root_bus));
+    snprintf(path.host, sizeof(path.host), "%04x:%02x:00.0",
+             path.root_domain, path.root_bus);
     path.host_vendor = host_vendor;
     path.host_device = host_device;
     return path;
@@ -36,16 +37,16 @@ make_path(const char *bdf, std::vector<std::string> bridges,
 
 static std::string route(const uct_gaudi_pci_path_t &a,
                          const uct_gaudi_pci_path_t &b, int cpu_forwards,
-                         int expected)
+                         int expected, int isolated = 0)
 {
     char why[256];
 
-    EXPECT_EQ(expected, uct_gaudi_pci_route(&a, &b, cpu_forwards, why,
-                                            sizeof(why)))
+    EXPECT_EQ(expected, uct_gaudi_pci_route(&a, &b, cpu_forwards, isolated,
+                                            why, sizeof(why)))
             << a.bdf << " -> " << b.bdf << ": " << why;
     /* the kernel's distance is symmetric, and so is the answer */
-    EXPECT_EQ(expected, uct_gaudi_pci_route(&b, &a, cpu_forwards, why,
-                                            sizeof(why)))
+    EXPECT_EQ(expected, uct_gaudi_pci_route(&b, &a, cpu_forwards, isolated,
+                                            why, sizeof(why)))
             << b.bdf << " -> " << a.bdf << ": " << why;
     return why;
 }
@@ -92,10 +93,40 @@ TEST(base_pci, route_rules) {
     EXPECT_NE(std::string::npos,
               route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0, 0),
                     make_path("0000:34:00.0", {"0000:00:02.0"}, 0, 0), 0, 0)
-                      .find("no host bridge function at 0000:00:00.0"));
+                      .find("no host bridge function on root bus 0000:00"));
     /* one whitelisted host bridge and one not */
     route(make_path("0000:33:00.0", {"0000:00:01.0"}, 0x8086, 0x2020),
           make_path("0000:b3:00.0", {"0000:80:01.0"}, 0x8086, 0x1234), 0, 0);
+    /* below one switch but in different IOMMU groups: ACS redirects to the
+     * host bridge, whose list then decides */
+    EXPECT_NE(std::string::npos,
+              route(make_path("0000:33:00.0", {"0000:00:01.0", "0000:01:00.0",
+                                               "0000:02:00.0"}, 0x8086,
+                              0x1234),
+                    make_path("0000:34:00.0", {"0000:00:01.0", "0000:01:00.0",
+                                               "0000:02:01.0"}, 0x8086,
+                              0x1234), 0, 0, 1)
+                      .find("ACS sends it past their common bridge"));
+    route(make_path("0000:33:00.0", {"0000:00:01.0", "0000:01:00.0",
+                                     "0000:02:00.0"}, 0x8086, 0x09a2),
+          make_path("0000:34:00.0", {"0000:00:01.0", "0000:01:00.0",
+                                     "0000:02:01.0"}, 0x8086, 0x09a2),
+          0, 1, 1);
+    /* a VMD domain (five hex digits) */
+    route(make_path("10000:e1:00.0", {"10000:e0:01.0"}, 0x8086, 0x09a2),
+          make_path("10000:e2:00.0", {"10000:e0:02.0"}, 0x8086, 0x09a2),
+          0, 1);
+}
+
+/* The key's bus hash covers the whole bus id: two functions of one bus, or
+ * two buses of a VMD domain, differ */
+TEST(base_pci, bus_hash) {
+    EXPECT_NE(uct_gaudi_pci_bus_hash("0000:33:00.0"),
+              uct_gaudi_pci_bus_hash("0000:33:00.1"));
+    EXPECT_NE(uct_gaudi_pci_bus_hash("10000:01:00.0"),
+              uct_gaudi_pci_bus_hash("10000:02:00.0"));
+    EXPECT_EQ(uct_gaudi_pci_bus_hash("0000:33:00.0"),
+              uct_gaudi_pci_bus_hash("0000:33:00.0"));
 }
 
 /* What the emulated sysfs shows for each topology, read through the seam
@@ -120,6 +151,7 @@ TEST(base_pci, emulated_sysfs) {
             uct_gaudi_pci_path_t path[2];
             char bdf[UCS_SYS_BDF_NAME_MAX], why[256];
             const uct_gaudi_dev_info_t *info;
+            unsigned num_gaudis;
 
             set_emu_env(2, dir);
             setenv("UCX_GAUDI_EMU_PCI_TOPOLOGY", c.topology, 1);
@@ -128,7 +160,8 @@ TEST(base_pci, emulated_sysfs) {
                 info = uct_gaudi_lib_device(i);
                 ASSERT_TRUE(info != NULL);
                 ASSERT_EQ(UCS_OK, uct_gaudi_pci_find(
-                        ucs_string_to_id(info->bus_id), bdf, sizeof(bdf)));
+                        uct_gaudi_pci_bus_hash(info->bus_id), bdf,
+                        sizeof(bdf), &num_gaudis));
                 EXPECT_STREQ(info->bus_id, bdf);
                 ASSERT_EQ(UCS_OK, uct_gaudi_pci_path_read(bdf, &path[i]));
                 EXPECT_EQ(c.depth, path[i].depth) << c.topology;
@@ -139,12 +172,21 @@ TEST(base_pci, emulated_sysfs) {
             EXPECT_STREQ(c.host1, path[1].host) << c.topology;
             /* the emulator serves no /proc/cpuinfo: no CPU forwards */
             EXPECT_EQ(0, uct_gaudi_pci_cpu_forwards());
-            EXPECT_EQ(c.routed, uct_gaudi_pci_route(&path[0], &path[1], 0,
+            /* no IOMMU groups in the emulated sysfs */
+            EXPECT_EQ(0, uct_gaudi_pci_isolated(path[0].bdf, path[1].bdf));
+            EXPECT_EQ(c.routed, uct_gaudi_pci_route(&path[0], &path[1], 0, 0,
                                                     why, sizeof(why)))
                     << c.topology << ": " << why;
+            /* the host bridges are PCI functions too, but no Gaudis */
             EXPECT_EQ(UCS_ERR_NO_ELEM,
-                      uct_gaudi_pci_find(ucs_string_to_id("0000:99:00.0"),
-                                         bdf, sizeof(bdf)));
+                      uct_gaudi_pci_find(uct_gaudi_pci_bus_hash(
+                                                 "0000:00:00.0"),
+                                         bdf, sizeof(bdf), &num_gaudis));
+            EXPECT_EQ(2u, num_gaudis);
+            EXPECT_EQ(UCS_ERR_NO_ELEM,
+                      uct_gaudi_pci_find(uct_gaudi_pci_bus_hash(
+                                                 "0000:99:00.0"),
+                                         bdf, sizeof(bdf), &num_gaudis));
             EXPECT_EQ(UCS_ERR_NO_ELEM,
                       uct_gaudi_pci_path_read("0000:99:00.0", &path[0]));
             uct_gaudi_lib_cleanup();

@@ -34,22 +34,36 @@ typedef struct uct_gaudi_pci_path {
     unsigned depth;                 /* bridges above it */
     char     bridges[UCT_GAUDI_PCI_MAX_DEPTH][UCS_SYS_BDF_NAME_MAX];
                                     /* [0]: the root port */
-    char     host[UCS_SYS_BDF_NAME_MAX]; /* "dddd:bb:00.0" on its root bus */
-    uint16_t host_vendor;           /* that function's ids; 0: none there */
+    unsigned root_domain;           /* its root bus: the host bridge's */
+    unsigned root_bus;
+    char     host[UCS_SYS_BDF_NAME_MAX]; /* the function standing for the
+                                            host bridge, as Linux's
+                                            pci_host_bridge_dev picks it
+                                            (or where it would be) */
+    uint16_t host_vendor;           /* its ids; 0: no such function */
     uint16_t host_device;
 } uct_gaudi_pci_path_t;
 
 
+/* What an rkey carries of the exporter's device: a 64-bit FNV-1a hash of
+ * its whole bus id ("dddd:bb:dd.f") */
+uint64_t uct_gaudi_pci_bus_hash(const char *bdf);
+
+
 /* Read @a bdf's path from sysfs: the bridges through ".." from
  * /sys/bus/pci/devices/<bdf> (each one's uevent says PCI_SLOT_NAME), and
- * its root bus's function 00.0. UCS_ERR_NO_ELEM if sysfs has no @a bdf */
+ * its root bus's first function if that is 00.0 or a bridge (a root port).
+ * UCS_ERR_NO_ELEM if sysfs has no @a bdf, UCS_ERR_EXCEEDS_LIMIT if more than
+ * UCT_GAUDI_PCI_MAX_DEPTH bridges are above it */
 ucs_status_t uct_gaudi_pci_path_read(const char *bdf,
                                      uct_gaudi_pci_path_t *path);
 
 
-/* The PCI function of /sys/bus/pci/devices whose name hashes
- * (ucs_string_to_id) to @a hash; UCS_ERR_NO_ELEM if none */
-ucs_status_t uct_gaudi_pci_find(uint64_t hash, char *bdf, size_t max);
+/* The Gaudi (Habana vendor id) of /sys/bus/pci/devices whose bus id hashes
+ * (uct_gaudi_pci_bus_hash) to @a hash; UCS_ERR_NO_ELEM if none. Counts in
+ * @a num_gaudis the Gaudis sysfs shows */
+ucs_status_t uct_gaudi_pci_find(uint64_t hash, char *bdf, size_t max,
+                                unsigned *num_gaudis);
 
 
 /* Whether the CPU forwards peer DMA between any host bridges (Linux's
@@ -57,11 +71,19 @@ ucs_status_t uct_gaudi_pci_find(uint64_t hash, char *bdf, size_t max);
 int uct_gaudi_pci_cpu_forwards(void);
 
 
+/* Whether @a a and @a b are in different IOMMU groups: the kernel enabled
+ * ACS on the way between them, whose redirection sends their peer traffic
+ * up to the host bridge even below a common switch (ACS itself is in
+ * configuration space only root may read). 0 without an IOMMU */
+int uct_gaudi_pci_isolated(const char *a, const char *b);
+
+
 /* Whether a peer DMA between @a a and @a b has a route, as the kernel would
- * decide; @a why says through what, or why not */
+ * decide (drivers/pci/p2pdma.c: calc_map_type_and_dist); @a isolated from
+ * uct_gaudi_pci_isolated. @a why says through what, or why not */
 int uct_gaudi_pci_route(const uct_gaudi_pci_path_t *a,
                         const uct_gaudi_pci_path_t *b, int cpu_forwards,
-                        char *why, size_t max);
+                        int isolated, char *why, size_t max);
 
 END_C_DECLS
 

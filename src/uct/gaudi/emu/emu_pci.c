@@ -41,6 +41,18 @@ unsigned emu_pci_host_bridge(int dev)
     return dev * emu_pci_num_host_bridges() / emu_g.cfg.num_devices;
 }
 
+/* The first device below host bridge @hb */
+static unsigned emu_pci_first_device(unsigned hb)
+{
+    unsigned dev = 0;
+
+    while ((dev < emu_g.cfg.num_devices) && (emu_pci_host_bridge(dev) < hb)) {
+        ++dev;
+    }
+
+    return dev;
+}
+
 static unsigned emu_pci_root_bus(unsigned hb)
 {
     return (hb == 0) ? 0 : EMU_PCI_SOCKET1_BUS;
@@ -62,16 +74,19 @@ void emu_pci_bridge_bdf(int dev, unsigned level, char *buf, size_t max)
 {
     unsigned hb = emu_pci_host_bridge(dev);
 
+    unsigned port = dev - emu_pci_first_device(hb);
+
+    /* ports are functions of slots, 8 each: 64 devices fit one bus */
     if (emu_pci_topology() != GAUDI_EMU_PCI_SWITCH) {
-        /* a root port of its own, slot 1.. on its host bridge's bus */
-        snprintf(buf, max, "0000:%02x:%02x.0", emu_pci_root_bus(hb),
-                 (dev - hb * emu_g.cfg.num_devices / 2) + 1);
+        /* a root port of its own on its host bridge's bus, from slot 1 */
+        snprintf(buf, max, "0000:%02x:%02x.%x", emu_pci_root_bus(hb),
+                 1 + port / 8, port % 8);
     } else if (level == 0) {
         snprintf(buf, max, "0000:00:01.0");         /* the root port */
     } else if (level == 1) {
         snprintf(buf, max, "0000:01:00.0");         /* switch upstream */
     } else {
-        snprintf(buf, max, "0000:02:%02x.0", dev);  /* switch downstream */
+        snprintf(buf, max, "0000:02:%02x.%x", port / 8, port % 8);
     }
 }
 

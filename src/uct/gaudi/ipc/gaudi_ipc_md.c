@@ -547,7 +547,7 @@ uct_gaudi_ipc_mkey_pack(uct_md_h tl_md, uct_mem_h memh,
     key->base         = export->exp.base;
     key->length       = export->exp.length;
     key->offset       = 0;
-    key->bus_hash     = ucs_string_to_id(md->dev->info->bus_id);
+    key->bus_hash     = uct_gaudi_pci_bus_hash(md->dev->info->bus_id);
     key->srv          = md->srv.entry;
     /* the importer maps the allocation, but may use only what was
      * registered */

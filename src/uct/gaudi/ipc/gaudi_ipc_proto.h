@@ -101,8 +101,8 @@ typedef struct uct_gaudi_ipc_rkey {
     uint64_t              length;     /* its length (the DMA-BUF size) */
     uint64_t              offset;     /* DMA-BUF offset of @base (0: whole
                                          allocation) */
-    uint64_t              bus_hash;   /* hash of the exporter device's PCI
-                                         bus id */
+    uint64_t              bus_hash;   /* uct_gaudi_pci_bus_hash of the
+                                         exporter device's PCI bus id */
     uct_gaudi_ipc_entry_t srv;        /* the exporter's fd server */
     uint64_t              range_offset; /* registered range, from @base */
     uint64_t              range_length;

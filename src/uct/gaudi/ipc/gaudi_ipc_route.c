@@ -15,6 +15,12 @@
 #include <ucs/sys/string.h>
 #include <string.h>
 
+/* the refusal of a key whose device this host does not show: one text, so
+ * that a peer sending many such keys cannot fill the log (it is logged
+ * once, by the caller) */
+#define UCT_GAUDI_IPC_ROUTE_UNKNOWN \
+    "its device is no Gaudi this host shows: no PCIe route can be checked"
+
 
 void uct_gaudi_ipc_routes_init(uct_gaudi_ipc_routes_t *routes, int check,
                                const uct_gaudi_dev_t *local)
@@ -24,25 +30,32 @@ void uct_gaudi_ipc_routes_init(uct_gaudi_ipc_routes_t *routes, int check,
     routes->local = local;
 }
 
-/* Decide the route to the device of @a route->bus_hash */
-static void uct_gaudi_ipc_route_decide(const uct_gaudi_dev_t *dev,
+/* Decide the route to the Gaudi at @a bdf into @a route */
+static void uct_gaudi_ipc_route_decide(uct_gaudi_ipc_routes_t *routes,
+                                       const char *bdf,
                                        uct_gaudi_ipc_route_t *route)
 {
-    const uct_gaudi_dev_info_t *local = dev->info;
-    uct_gaudi_pci_path_t mine, peer;
-    char bdf[UCS_SYS_BDF_NAME_MAX], how[200];
+    const uct_gaudi_dev_info_t *local = routes->local->info;
+    uct_gaudi_pci_path_t peer;
+    char how[200];
 
-    if ((uct_gaudi_pci_find(route->bus_hash, bdf, sizeof(bdf)) != UCS_OK) ||
-        (uct_gaudi_pci_path_read(local->bus_id, &mine) != UCS_OK) ||
+    if (!routes->mine_read) {
+        routes->mine_status = uct_gaudi_pci_path_read(local->bus_id,
+                                                      &routes->mine);
+        routes->mine_read   = 1;
+    }
+
+    if ((routes->mine_status != UCS_OK) ||
         (uct_gaudi_pci_path_read(bdf, &peer) != UCS_OK)) {
-        /* a container that sees only its own device: nothing to read */
-        ucs_debug("gaudi_ipc: the PCIe route from %s (%s) to a peer's device "
-                  "cannot be told here (not in this sysfs): imported "
-                  "unchecked", local->name, local->bus_id);
+        ucs_debug("gaudi_ipc: the PCIe path of %s (%s) or of the Gaudi at %s "
+                  "cannot be read here: imported unchecked", local->name,
+                  local->bus_id, bdf);
         return;
     }
 
-    if (uct_gaudi_pci_route(&mine, &peer, uct_gaudi_pci_cpu_forwards(), how,
+    if (uct_gaudi_pci_route(&routes->mine, &peer,
+                            uct_gaudi_pci_cpu_forwards(),
+                            uct_gaudi_pci_isolated(local->bus_id, bdf), how,
                             sizeof(how))) {
         ucs_debug("gaudi_ipc: PCIe route from %s (%s) to the Gaudi at %s: "
                   "%s", local->name, local->bus_id, bdf, how);
@@ -62,12 +75,18 @@ static void uct_gaudi_ipc_route_decide(const uct_gaudi_dev_t *dev,
 const char *uct_gaudi_ipc_routes_refusal(uct_gaudi_ipc_routes_t *routes,
                                          uint64_t bus_hash)
 {
+    const uct_gaudi_dev_info_t *local;
+    char bdf[UCS_SYS_BDF_NAME_MAX];
     uct_gaudi_ipc_route_t *route;
-    unsigned i;
+    unsigned i, num_gaudis;
 
-    if (!routes->check || (routes->local == NULL) ||
-        (routes->local->info->bus_id[0] == '\0') ||
-        (bus_hash == ucs_string_to_id(routes->local->info->bus_id))) {
+    if (!routes->check || (routes->local == NULL)) {
+        return NULL;
+    }
+
+    local = routes->local->info;
+    if ((local->bus_id[0] == '\0') ||
+        (bus_hash == uct_gaudi_pci_bus_hash(local->bus_id))) {
         return NULL;
     }
 
@@ -77,10 +96,25 @@ const char *uct_gaudi_ipc_routes_refusal(uct_gaudi_ipc_routes_t *routes,
         }
     }
 
+    if (uct_gaudi_pci_find(bus_hash, bdf, sizeof(bdf), &num_gaudis) !=
+        UCS_OK) {
+        /* a container shown only its own device cannot tell; where others
+         * are shown, the key names a device that is not there (a peer of
+         * an older version, or one that lies): not imported. Not kept, so
+         * that such keys cannot push real decisions out */
+        if (num_gaudis <= 1) {
+            ucs_debug("gaudi_ipc: the PCIe route from %s to a peer's device "
+                      "cannot be told here (this sysfs shows no other Gaudi): "
+                      "imported unchecked", local->name);
+            return NULL;
+        }
+        return UCT_GAUDI_IPC_ROUTE_UNKNOWN;
+    }
+
     /* more peer devices than entries: the oldest decision is made again */
     route = &routes->entries[routes->count++ % UCT_GAUDI_IPC_ROUTES_MAX];
     memset(route, 0, sizeof(*route));
     route->bus_hash = bus_hash;
-    uct_gaudi_ipc_route_decide(routes->local, route);
+    uct_gaudi_ipc_route_decide(routes, bdf, route);
     return route->refused ? route->why : NULL;
 }
