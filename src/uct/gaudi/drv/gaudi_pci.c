@@ -23,6 +23,11 @@
 #define UCT_GAUDI_PCI_VENDOR_GOOGLE  0x1ae0
 #define UCT_GAUDI_PCI_ANY_DEVICE     0xffff
 
+/* The longest sysfs path built here: a bus id, UCT_GAUDI_PCI_MAX_DEPTH + 1
+ * times "/..", an attribute (small: UCX's plugin build limits a frame to
+ * 8 KiB, and these functions inline into each other) */
+#define UCT_GAUDI_PCI_PATH_MAX       256
+
 
 /* Linux's pci_p2pdma_whitelist (drivers/pci/p2pdma.c, a 6.x tree): the
  * host bridges known to forward peer DMA between their root ports, some
@@ -55,7 +60,7 @@ static int uct_gaudi_pci_read(const char *path, char *buf, size_t max)
 
 static uint16_t uct_gaudi_pci_read_id(const char *bdf, const char *attr)
 {
-    char path[PATH_MAX], buf[32];
+    char path[UCT_GAUDI_PCI_PATH_MAX], buf[32];
 
     ucs_snprintf_safe(path, sizeof(path), UCT_GAUDI_PCI_DEVICES "/%s/%s",
                       bdf, attr);
@@ -140,7 +145,7 @@ static void uct_gaudi_pci_host_read(uct_gaudi_pci_path_t *path)
 {
     uct_gaudi_pci_first_t first = {path->root_domain, path->root_bus, 256,
                                    ""};
-    char file[PATH_MAX], class[32];
+    char file[UCT_GAUDI_PCI_PATH_MAX], class[32];
 
     ucs_snprintf_safe(path->host, sizeof(path->host), "%04x:%02x:00.0",
                       path->root_domain, path->root_bus);
@@ -167,7 +172,7 @@ ucs_status_t uct_gaudi_pci_path_read(const char *bdf,
                                      uct_gaudi_pci_path_t *path)
 {
     char above[UCT_GAUDI_PCI_MAX_DEPTH + 1][UCS_SYS_BDF_NAME_MAX];
-    char file[PATH_MAX], uevent[PATH_MAX], buf[512];
+    char file[UCT_GAUDI_PCI_PATH_MAX], buf[512];
     unsigned n, i, devfn;
     size_t len;
 
@@ -181,12 +186,15 @@ ucs_status_t uct_gaudi_pci_path_read(const char *bdf,
     /* upward, one ".." at a time, while a bridge answers */
     for (n = 0; n <= UCT_GAUDI_PCI_MAX_DEPTH; ++n) {
         len = strlen(file);
-        ucs_snprintf_safe(file + len, sizeof(file) - len, "/..");
-        ucs_snprintf_safe(uevent, sizeof(uevent), "%s/uevent", file);
-        if (!uct_gaudi_pci_read(uevent, buf, sizeof(buf)) ||
+        if (len + strlen("/../uevent") >= sizeof(file)) {
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        ucs_snprintf_safe(file + len, sizeof(file) - len, "/../uevent");
+        if (!uct_gaudi_pci_read(file, buf, sizeof(buf)) ||
             !uct_gaudi_pci_slot_name(buf, above[n], sizeof(above[n]))) {
             break;
         }
+        file[len + strlen("/..")] = '\0';  /* the bridge's directory */
     }
 
     if (n > UCT_GAUDI_PCI_MAX_DEPTH) {
@@ -297,7 +305,7 @@ static int uct_gaudi_pci_member_cb(const char *name, void *arg)
 int uct_gaudi_pci_isolated(const char *a, const char *b)
 {
     uct_gaudi_pci_member_t member = {b, 0};
-    char dir[PATH_MAX];
+    char dir[UCT_GAUDI_PCI_PATH_MAX];
 
     ucs_snprintf_safe(dir, sizeof(dir),
                       UCT_GAUDI_PCI_DEVICES "/%s/iommu_group/devices", a);
