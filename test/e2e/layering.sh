@@ -55,3 +55,55 @@ bad=$(grep -Hn 'uct_gaudi_ioctl\|seam_ops->' "$g"/base/*.c "$g"/copy/*.c \
                                              "$g"/ipc/*.c || true)
 [ -z "$bad" ] || fail "a driver call outside drv/: $bad"
 ok "no ioctl or seam call outside drv/"
+
+# Names follow the files: a function declared in drv/gaudi_X.h is
+# uct_gaudi_X or uct_gaudi_X_*, so that a name says where it lives
+bad=$(perl -e '
+    for my $f (@ARGV) {
+        open(my $fh, "<", $f) or die "$f: $!";
+        local $/;
+        my $s = <$fh>;
+        (my $part = $f) =~ s|.*/gaudi_||;
+        $part =~ s|\.h$||;
+        $s =~ s|/\*.*?\*/| |gs;                      # comments
+        $s =~ s|^\s*#(?:[^\n]*\\\n)*[^\n]*||mg;      # preprocessor lines
+        my ($depth, $top) = (0, "");                 # file scope only
+        for my $c (split //, $s) {
+            $depth++ if $c eq "{";
+            $top .= " " if $c eq "}";
+            $top .= $c if ($depth == 0) && ($c ne "{");
+            $depth-- if $c eq "}";
+        }
+        while ($top =~ /\b(uct_gaudi_\w+)\s*\(/g) {
+            print "$f: $1\n" unless $1 =~ /^uct_gaudi_\Q$part\E(_|$)/;
+        }
+    }' "$g"/drv/gaudi_*.h)
+[ -z "$bad" ] || fail "a function of drv/gaudi_X.h not named uct_gaudi_X_*:" \
+                      "$bad"
+ok "every function declared in drv/gaudi_X.h is named uct_gaudi_X_*"
+
+# No stale path: every file of ours that a comment or a doc names exists
+# (files of UCX's tree, such as base/uct_iface.h or test/gtest/..., are
+# looked up in it: GAUDI_UCX_TREE, the build's UCX source tree)
+: "${GAUDI_UCX_TREE:?the UCX source tree of this build}"
+top=$(dirname "$src")
+mentions=$(cd "$top" &&
+           grep -rhoP '(?<![\w/.<-])(?:(?:src/uct/gaudi/)?(?:base|drv|emu|copy|ipc|seam)/[a-z0-9_]+\.(?:c|h|am)|(?:test|contrib|docs|bench|plugin)/[a-z0-9_/.-]*[a-z0-9_]\.(?:c|h|cc|sh|bash|am|m4|md|in|supp|patch)|(?:gaudi|emu)_[a-z0-9_]+\.(?:c|h|cc))\b' \
+               src docs README.md test contrib plugin bench Makefile.am \
+               configure.ac 2>/dev/null | sort -u)
+missing=""
+for m in $mentions; do
+    case $m in
+    */*) for d in "$top" "$g" "$src" "$GAUDI_UCX_TREE" \
+                  "$GAUDI_UCX_TREE/src" "$GAUDI_UCX_TREE/src/uct"; do
+             [ -e "$d/$m" ] && continue 2
+         done ;;
+    *)   [ -n "$(find "$top/src" "$top/test" "$top/bench" -name "$m" \
+                     -print -quit)" ] && continue ;;
+    esac
+    missing+=" $m"
+done
+[ -z "$missing" ] || fail "comments or docs name files that do not exist:" \
+                          "$missing"
+ok "every file of ours named in a comment or a doc exists" \
+   "($(echo "$mentions" | wc -w) names)"

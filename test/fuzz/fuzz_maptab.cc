@@ -85,7 +85,7 @@ void make_devices(rng &r, std::vector<uct_gaudi_dev_info_t> &devs)
             snprintf(d.bus_id, sizeof(d.bus_id), "0000:%02x:00.0",
                      r.chance(1, 8) ? 0x33 : 0x33 + i);
         }
-        uct_gaudi_dev_parse_bus_id(d.bus_id, &d.pci);
+        uct_gaudi_discover_parse_bus_id(d.bus_id, &d.pci);
     }
 }
 

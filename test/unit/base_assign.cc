@@ -35,8 +35,8 @@ protected:
             snprintf(m_devs[i].name, sizeof(m_devs[i].name), "gaudi%u", i);
             snprintf(m_devs[i].bus_id, sizeof(m_devs[i].bus_id),
                      "0000:%02x:00.0", 0x33 + i);
-            ASSERT_EQ(UCS_OK, uct_gaudi_dev_parse_bus_id(m_devs[i].bus_id,
-                                                         &m_devs[i].pci));
+            ASSERT_EQ(UCS_OK, uct_gaudi_discover_parse_bus_id(m_devs[i].bus_id,
+                                                              &m_devs[i].pci));
         }
 
         memset(&m_env, 0, sizeof(m_env));

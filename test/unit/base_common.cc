@@ -155,7 +155,7 @@ uct_gaudi_dev_t *acquire_device()
 
     status = uct_gaudi_lib_init();
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
-    status = uct_gaudi_dev_acquire(&dev);
+    status = uct_gaudi_own_acquire(&dev);
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     return (status == UCS_OK) ? dev : NULL;
 }

@@ -167,7 +167,7 @@ TEST(base_discovery, emulator_init_failure) {
         EXPECT_EQ(1u, log.count("failed to initialize the Gaudi emulator"));
         EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
         EXPECT_FALSE(uct_gaudi_seam_is_emulated());
-        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev));
     });
 }
 

@@ -119,7 +119,7 @@ static void run_dma_suite(const char *asic, const char *abi, const char *exec)
         check_memset_d2d(dev);
         /* every copy went through a command submission */
         EXPECT_GE(dev->dma->num_cs - num_cs, 22u);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -141,7 +141,7 @@ static void run_binned_edma(const char *disabled, uint32_t expect_queue)
                   dev->info->edma_mask);
         EXPECT_EQ(expect_queue, dev->dma->queue[UCT_GAUDI_DMA_D2D]);
         check_memset_d2d(dev);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -184,6 +184,6 @@ TEST(base_dma, host_to_host_through_device) {
         EXPECT_EQ(src, dst);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, src_dva));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dst_dva));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }

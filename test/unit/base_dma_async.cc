@@ -152,7 +152,7 @@ void run_directions(const char *asic, const char *exec)
         EXPECT_EQ(0u, chan.counters.errors);
         EXPECT_TRUE(uct_gaudi_dma_chan_is_idle(&chan));
         uct_gaudi_dma_chan_cleanup(&chan);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -233,7 +233,7 @@ TEST(base_dma_async, batching) {
         uct_gaudi_dma_chan_cleanup(&chan);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
         }
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -269,7 +269,7 @@ TEST(base_dma_async, splitting) {
         uct_gaudi_dma_chan_cleanup(&chan);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
         }
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -325,7 +325,7 @@ TEST(base_dma_async, back_pressure) {
 
         uct_gaudi_dma_chan_cleanup(&chan);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -372,7 +372,7 @@ TEST(base_dma_async, timeout_counts_from_progress) {
         EXPECT_FALSE(dev->failed) << dev->fail_reason;
         uct_gaudi_dma_chan_cleanup(&chan);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -429,7 +429,7 @@ TEST(base_dma_async, abort_mid_stream) {
         EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_copy(dev, mem.dva + 1,
                                                        mem.dva, 1));
         uct_gaudi_dma_chan_cleanup(&chan);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -472,7 +472,7 @@ TEST(base_dma_async, fence_gone_gaudi2) {
             uct_gaudi_dma_chan_cleanup(&b);
             EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &m));
         }
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -485,7 +485,7 @@ TEST(base_dma_async, gaudi3_unsupported) {
 
         set_emu_env(1, dir, "gaudi3");
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
     });
 }

@@ -84,7 +84,7 @@ static void expect_failed(uct_gaudi_dev_t *dev, const char *reason,
     before = log.count("device gaudi0 failed: " + std::string(reason));
     EXPECT_NE(std::string::npos, std::string(dev->fail_reason).find(reason))
             << dev->fail_reason;
-    EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dev_check(dev));
+    EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_health_check(dev));
     EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_mem_alloc(dev, MB, &mem));
     EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_memset(dev, dev->info->dram_base,
                                                      0, 64));
@@ -140,7 +140,7 @@ TEST(base_fault, memory_errno_mapping) {
                 ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
                 EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
             }
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
         });
     }
 }
@@ -160,7 +160,7 @@ TEST(base_fault, eintr_is_retried) {
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         EXPECT_TRUE(log.messages().empty());
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -189,7 +189,7 @@ TEST(base_fault, open_busy_broken_skipped_resetting_waited) {
             ASSERT_TRUE(dev != NULL) << c.faults;
             EXPECT_EQ(c.index, dev->info->index) << c.faults;
             EXPECT_TRUE(log.messages().empty()) << c.faults;
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
         });
     }
 }
@@ -204,7 +204,7 @@ TEST(base_fault, open_all_unavailable) {
         set_emu_env(2, dir1);
         setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EBUSY", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("all 2 Gaudi devices are busy (owned by other "
                                 "processes)"));
     });
@@ -217,7 +217,7 @@ TEST(base_fault, open_all_unavailable) {
         setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN", 1);
         setenv("UCX_GAUDI_RESET_WAIT", "0.1s", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("no Gaudi device could be opened: 0 busy, 2 "
                                 "still resetting after 0.1 s "
                                 "(UCX_GAUDI_RESET_WAIT), 0 unavailable (last "
@@ -239,7 +239,7 @@ TEST(base_fault, open_forced_device_resetting) {
         setenv("UCX_GAUDI_RESET_WAIT", "0.2s", 1);
         setenv("UCX_GAUDI_DEVICE", "1", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("is still resetting after 0.2 s "
                                 "(UCX_GAUDI_RESET_WAIT)"));
         gaudi_emu_stats_t stats;
@@ -283,7 +283,7 @@ TEST(base_fault, cs_queue_full_is_back_pressure) {
         EXPECT_FALSE(dev->failed);
         EXPECT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, mem.dva, 1, MB));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -323,7 +323,7 @@ TEST(base_fault, cs_queue_full_forever) {
                            "for 0.2 s", log);
         uct_gaudi_dma_chan_cleanup(&chan);
         uct_gaudi_mem_free(dev, &mem);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -375,7 +375,7 @@ TEST(base_fault, cs_errors) {
                         UCT_GAUDI_DMA_H2D)) << c.faults;
             }
             uct_gaudi_mem_free(dev, &mem);
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
         });
     }
 }
@@ -407,7 +407,7 @@ TEST(base_fault, wait_errors_until_the_deadline) {
         /* said once, not at every poll */
         EXPECT_EQ(1u, log.count("waiting for DMA submission 1 failed"));
         uct_gaudi_mem_free(dev, &mem);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -427,18 +427,18 @@ TEST(base_fault, device_reset_during_open) {
         /* #7: the command buffer map; #8 would register the event fd */
         setenv("UCX_GAUDI_EMU_FAULTS", "reset:7", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("device gaudi0 failed: "));
         ASSERT_TRUE(emu_stats(&stats));
         EXPECT_EQ(0u, stats.contexts);
 
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
-        EXPECT_TRUE(uct_gaudi_dev_is_operational(dev));
+        EXPECT_TRUE(uct_gaudi_health_is_operational(dev));
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         EXPECT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, mem.dva, 0, 4096));
         uct_gaudi_mem_free(dev, &mem);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -528,7 +528,7 @@ TEST(base_fault, reset_event_releases_the_device) {
 
             uct_gaudi_mem_set_free_cb(dev, NULL, NULL);
             uct_gaudi_mem_free(dev, &mem);
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
 
             /* back after the reset */
             dev = acquire_device();
@@ -539,7 +539,7 @@ TEST(base_fault, reset_event_releases_the_device) {
                                                       host.size(),
                                                       UCT_GAUDI_DMA_H2D));
             uct_gaudi_mem_free(dev, &mem);
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
         });
     }
 }
@@ -577,8 +577,8 @@ TEST(base_fault, dma_page_fault_resets) {
         EXPECT_EQ(1u, log.count("device gaudi0 failed:"));
         /* past the watchdog: released in time, not killed */
         usleep(2500000);
-        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dev_check(dev));
-        uct_gaudi_dev_release(dev);
+        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_health_check(dev));
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -601,7 +601,7 @@ TEST(base_fault, dma_wait_is_bounded) {
                                                           4096));
         EXPECT_EQ(1u, log.count("did not complete within 0.2 s"));
         expect_failed(dev, "DMA submission", log);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -618,7 +618,7 @@ TEST(base_fault, gaudi1_command_buffer) {
             set_emu_env(1, dir, "gaudi1", "misc");
             setenv("UCX_GAUDI_EMU_FAULTS", fault, 1);
             ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-            EXPECT_NE(UCS_OK, uct_gaudi_dev_acquire(&dev)) << fault;
+            EXPECT_NE(UCS_OK, uct_gaudi_own_acquire(&dev)) << fault;
             EXPECT_GE(log.messages().size(), 1u) << fault;
         });
     }

@@ -27,8 +27,8 @@ protected:
             m_devs[i].minor     = i;
             m_devs[i].module_id = fake[i].module_id;
             strcpy(m_devs[i].bus_id, fake[i].bus_id);
-            ASSERT_EQ(UCS_OK, uct_gaudi_dev_parse_bus_id(fake[i].bus_id,
-                                                         &m_devs[i].pci));
+            ASSERT_EQ(UCS_OK, uct_gaudi_discover_parse_bus_id(fake[i].bus_id,
+                                                              &m_devs[i].pci));
         }
     }
 

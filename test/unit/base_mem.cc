@@ -92,7 +92,7 @@ TEST(base_mem, gaudi2_alloc_free) {
         EXPECT_GE(mem.dva, dev->info->dram_base);
         EXPECT_GE(mem.dva, 1ull << 47);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -122,7 +122,7 @@ TEST(base_mem, gaudi1_alloc_free) {
         EXPECT_EQ(UCS_ERR_NO_ELEM,
                   ucs_memtype_cache_lookup((void*)(mem.dva + 64), 64,
                                            &mem_info));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -152,7 +152,7 @@ TEST(base_mem, out_of_memory) {
             EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
             EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
         });
     }
 }
@@ -194,7 +194,7 @@ TEST(base_mem, gaudi2_96g_pages) {
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dev->info->dram_size,
                                               &big));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -258,7 +258,7 @@ TEST(base_mem, thousands_of_small_allocations) {
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dev->info->dram_size,
                                               &big));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     }, 120);
 }
 
@@ -284,7 +284,7 @@ TEST(base_mem, map_host_keeps_offset) {
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                   uct_gaudi_mem_map_host(dev, buf, 0, &dva));
         free(buf);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -326,7 +326,7 @@ TEST(base_mem, map_host_shared_file_refused) {
             EXPECT_EQ(1u, log.count("a writable shared mapping of a file"))
                     << "the error does not say why";
         }
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
     munmap(buf, size);
 }
@@ -342,13 +342,13 @@ TEST(base_mem, leaked_allocations_released) {
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 200 * MB, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
 
         /* released at the last release: the whole HBM is free again */
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 256 * MB, &mem));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }

@@ -34,24 +34,24 @@ TEST(base_own, acquire_release_refcount) {
         EXPECT_GE(dev->fd, 0);
         EXPECT_FALSE(dev->adopted);
         EXPECT_FALSE(dev->failed);
-        EXPECT_EQ(UCS_OK, uct_gaudi_dev_check(dev));
-        EXPECT_TRUE(uct_gaudi_dev_is_operational(dev));
+        EXPECT_EQ(UCS_OK, uct_gaudi_health_check(dev));
+        EXPECT_TRUE(uct_gaudi_health_is_operational(dev));
 
         /* one device per process, shared */
-        ASSERT_EQ(UCS_OK, uct_gaudi_dev_acquire(&dev2));
+        ASSERT_EQ(UCS_OK, uct_gaudi_own_acquire(&dev2));
         EXPECT_EQ(dev, dev2);
         EXPECT_EQ(2u, dev->refcount);
         fd = dev->fd;
-        uct_gaudi_dev_release(dev2);
+        uct_gaudi_own_release(dev2);
         EXPECT_EQ(1u, dev->refcount);
         EXPECT_NE(-1, fcntl(fd, F_GETFD)); /* still open */
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         EXPECT_EQ(-1, fcntl(fd, F_GETFD)); /* closed by the last release */
 
         /* and can be owned again */
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -76,7 +76,7 @@ TEST(base_own, select_by_config) {
             ASSERT_TRUE(dev != NULL) << value;
             EXPECT_EQ(1u, dev->info->index) << value;
             EXPECT_STREQ("gaudi1", dev->name);
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
         });
     }
 }
@@ -94,7 +94,7 @@ TEST(base_own, select_invalid) {
             set_emu_env(2, dir);
             setenv("UCX_GAUDI_DEVICE", spec, 1);
             ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-            EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev)) << spec;
+            EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev)) << spec;
             EXPECT_EQ(1u, log.count("does not name one of the 2 Gaudi "
                                     "devices")) << spec;
         });
@@ -116,7 +116,7 @@ TEST(base_own, exclusive_across_processes) {
         EXPECT_EQ(0u, dev->info->index);
         owned_a.signal();
         release_a.wait();
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
     owned_a.wait();
 
@@ -129,7 +129,7 @@ TEST(base_own, exclusive_across_processes) {
         EXPECT_EQ(1u, dev->info->index) << "gaudi0 is A's, B skips it";
         owned_b.signal();
         release_b.wait();
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
     owned_b.wait();
 
@@ -139,7 +139,7 @@ TEST(base_own, exclusive_across_processes) {
 
         set_emu_env(2, dir);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("all 2 Gaudi devices are busy (owned by "
                                 "other processes)"));
 
@@ -148,7 +148,7 @@ TEST(base_own, exclusive_across_processes) {
         uct_gaudi_lib_cleanup();
         setenv("UCX_GAUDI_DEVICE", "1", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("gaudi1"));
         EXPECT_EQ(1u, log.count("is busy (owned by another process)"));
     });
@@ -163,7 +163,7 @@ TEST(base_own, exclusive_across_processes) {
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
         EXPECT_EQ(0u, dev->info->index);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 
     release_b.signal();
@@ -199,7 +199,7 @@ TEST(base_own, adopt_open_compute_fd) {
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 4096, &mem));
         EXPECT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, mem.dva, 0x5a, 4096));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
 
         /* not ours to close */
         EXPECT_EQ(0, uct_gaudi_ioctl_info(app_fd, HL_INFO_HW_IP_INFO, &hw_ip,
@@ -227,7 +227,7 @@ TEST(base_own, adopt_wins_over_config) {
         ASSERT_TRUE(dev != NULL);
         EXPECT_EQ(app_fd, dev->fd);
         EXPECT_EQ(1u, dev->info->index);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         uct_gaudi_seam_ops->close(app_fd);
     });
 }
@@ -243,14 +243,14 @@ TEST(base_own, gaudi3_not_owned) {
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(2u, uct_gaudi_lib_num_devices());
         EXPECT_EQ(0u, uct_gaudi_lib_num_usable());
-        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
 
         setenv("UCX_GAUDI_DEVICE", "0", 1);
         uct_gaudi_lib_cleanup();
         log.clear();
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
     });
 }
@@ -272,7 +272,7 @@ TEST(base_own, memtype_cache_range) {
                 (char*)base + 4096, 64, &mem_info));
         EXPECT_EQ(UCS_MEMORY_TYPE_GAUDI, mem_info.type);
         EXPECT_EQ(dev->info->sys_dev, mem_info.sys_dev);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_memtype_cache_lookup(
                 (char*)base + 4096, 64, &mem_info));
     });
@@ -295,7 +295,7 @@ TEST(base_own, assign_module_of_local_rank) {
             EXPECT_EQ(rank, dev->info->module_id);
             EXPECT_EQ(7 - rank, dev->info->index);
             EXPECT_EQ(UCT_GAUDI_ASSIGN_LOCAL_RANK, dev->assigned_by);
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
         });
     }
 
@@ -309,7 +309,7 @@ TEST(base_own, assign_module_of_local_rank) {
         ASSERT_TRUE(dev != NULL);
         EXPECT_EQ(6u, dev->info->module_id);
         EXPECT_EQ(UCT_GAUDI_ASSIGN_HLS_MODULE, dev->assigned_by);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -368,7 +368,7 @@ TEST(base_own, restarted_ranks_keep_their_modules) {
                     EXPECT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, mem.dva, i,
                                                            4096));
                     EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-                    uct_gaudi_dev_release(dev);
+                    uct_gaudi_own_release(dev);
                     EXPECT_TRUE(log.messages().empty())
                             << log.messages()[0];
                     ucs_log_pop_handler();
@@ -408,7 +408,7 @@ TEST(base_own, assign_forced_module_busy) {
         EXPECT_EQ(UCT_GAUDI_ASSIGN_CONFIG, dev->assigned_by);
         owned.signal();
         release.wait();
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
     owned.wait();
 
@@ -425,7 +425,7 @@ TEST(base_own, assign_forced_module_busy) {
                 setenv(var.first, var.second, 1);
             }
             ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-            EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_dev_acquire(&dev));
+            EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_own_acquire(&dev));
             ASSERT_EQ(1u, log.messages().size());
             EXPECT_NE(std::string::npos, log.messages()[0].find(
                     "gaudi5 (module 2, bus 0000:38:00.0) chosen by "))
@@ -487,7 +487,7 @@ TEST(base_own, assign_numa_node) {
             EXPECT_EQ(4 * node, dev->info->index);
             EXPECT_EQ((int)node, dev->info->numa_node);
             EXPECT_EQ(UCT_GAUDI_ASSIGN_NUMA, dev->assigned_by);
-            uct_gaudi_dev_release(dev);
+            uct_gaudi_own_release(dev);
         });
     }
 
@@ -501,7 +501,7 @@ TEST(base_own, assign_numa_node) {
         EXPECT_EQ(4u, dev->info->index);
         owned.signal();
         release.wait();
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
     owned.wait();
     run_in_child([&]() {
@@ -512,7 +512,7 @@ TEST(base_own, assign_numa_node) {
         ASSERT_TRUE(dev != NULL);
         EXPECT_EQ(5u, dev->info->index);
         EXPECT_EQ(UCT_GAUDI_ASSIGN_NUMA, dev->assigned_by);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
     release.signal();
     wait_child(holder, "holder");
@@ -539,7 +539,7 @@ TEST(base_own, assign_adopted_device_kept) {
         EXPECT_EQ(app_fd, dev->fd);
         EXPECT_EQ(0u, dev->info->index);
         EXPECT_EQ(UCT_GAUDI_ASSIGN_ADOPTED, dev->assigned_by);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         uct_gaudi_seam_ops->close(app_fd);
     });
 }
@@ -556,8 +556,8 @@ TEST(base_own, assign_failure_said_once) {
         set_emu_env(2, dir);
         setenv("HLS_MODULE_ID", "9", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
-        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("HLS_MODULE_ID=9: no Gaudi device has module "
                                 "ID 9 (the module IDs of this node: 0,1); UCX "
                                 "continues without the Gaudi transports"));
@@ -566,9 +566,9 @@ TEST(base_own, assign_failure_said_once) {
         setenv("HLS_MODULE_ID", "1", 1);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         setenv("HLS_MODULE_ID", "9", 1);
-        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_dev_acquire(&dev));
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(2u, log.count("HLS_MODULE_ID=9"));
     });
 }

@@ -77,7 +77,7 @@ static void open_every_device(const char *abi, bool oot)
         EXPECT_EQ(imports(abi, oot), !!uct_gaudi_share_can_import(dev))
                 << abi << (oot ? " oot" : " upstream") << " device " << i;
         EXPECT_EQ(imports(abi, oot), !!uct_gaudi_share_can_import(dev));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     }
 }
 
@@ -243,7 +243,7 @@ TEST(base_probe, import_without_module_version) {
                 dev = acquire_device();
                 ASSERT_TRUE(dev != NULL);
                 EXPECT_EQ(oot, !!uct_gaudi_share_can_import(dev));
-                uct_gaudi_dev_release(dev);
+                uct_gaudi_own_release(dev);
             }
             EXPECT_EQ(1u, kernel_log_errors()) << (oot ? "oot" : "upstream");
         });

@@ -94,7 +94,7 @@ static void check_export_import(const char *asic, const char *abi)
     }
     EXPECT_EQ(0u, uct_gaudi_mem_retry_deferred(dev));
     EXPECT_EQ(0u, dev->mem->count);
-    uct_gaudi_dev_release(dev);
+    uct_gaudi_own_release(dev);
 }
 
 TEST(base_share, export_import_deferred_free) {
@@ -124,7 +124,7 @@ TEST(base_share, import_unsupported) {
         ASSERT_TRUE(dev != NULL);
         EXPECT_FALSE(uct_gaudi_share_can_import(dev));
         EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_share_import(dev, 0, MB, &dva));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -144,7 +144,7 @@ TEST(base_share, free_without_importer) {
         close(exp.fd);  /* nobody holds the DMA-BUF: released at once */
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
         EXPECT_EQ(0u, dev->mem->num_deferred);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -193,7 +193,7 @@ TEST(base_share, no_export_while_freed) {
                 << "an allocation was exported while it was freed";
         ASSERT_TRUE(emu_stats(&stats));
         EXPECT_EQ(0u, stats.exports);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -251,7 +251,7 @@ TEST(base_share, export_carries_chunk_offset) {
         EXPECT_EQ(1u, dev->mem->num_deferred);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dva));
         EXPECT_EQ(0u, uct_gaudi_mem_retry_deferred(dev));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -279,7 +279,7 @@ TEST(base_share, import_probe_is_quiet) {
                 ASSERT_TRUE(dev != NULL);
                 EXPECT_FALSE(uct_gaudi_share_can_import(dev)) << abi;
                 EXPECT_FALSE(uct_gaudi_share_can_import(dev)) << abi;
-                uct_gaudi_dev_release(dev);
+                uct_gaudi_own_release(dev);
             }
 
             /* by its SONAME, matched among the loaded objects without a

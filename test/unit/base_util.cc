@@ -80,31 +80,31 @@ TEST(base_err, func_macro) {
 TEST(base_dev, parse_bus_id) {
     ucs_sys_bus_id_t id;
 
-    ASSERT_EQ(UCS_OK, uct_gaudi_dev_parse_bus_id("0000:33:1f.7\n", &id));
+    ASSERT_EQ(UCS_OK, uct_gaudi_discover_parse_bus_id("0000:33:1f.7\n", &id));
     EXPECT_EQ(0, id.domain);
     EXPECT_EQ(0x33, id.bus);
     EXPECT_EQ(0x1f, id.slot);
     EXPECT_EQ(7, id.function);
-    ASSERT_EQ(UCS_OK, uct_gaudi_dev_parse_bus_id("4d:02.1", &id));
+    ASSERT_EQ(UCS_OK, uct_gaudi_discover_parse_bus_id("4d:02.1", &id));
     EXPECT_EQ(0, id.domain);
     EXPECT_EQ(0x4d, id.bus);
-    ASSERT_EQ(UCS_OK, uct_gaudi_dev_parse_bus_id("abcd:ef:00.0", &id));
+    ASSERT_EQ(UCS_OK, uct_gaudi_discover_parse_bus_id("abcd:ef:00.0", &id));
     EXPECT_EQ(0xabcd, id.domain);
 
-    EXPECT_NE(UCS_OK, uct_gaudi_dev_parse_bus_id("", &id));
-    EXPECT_NE(UCS_OK, uct_gaudi_dev_parse_bus_id("0000:33:00", &id));
-    EXPECT_NE(UCS_OK, uct_gaudi_dev_parse_bus_id("0000:33:20.0", &id));
-    EXPECT_NE(UCS_OK, uct_gaudi_dev_parse_bus_id("0000:133:00.0", &id));
-    EXPECT_NE(UCS_OK, uct_gaudi_dev_parse_bus_id("33:00.0x", &id));
+    EXPECT_NE(UCS_OK, uct_gaudi_discover_parse_bus_id("", &id));
+    EXPECT_NE(UCS_OK, uct_gaudi_discover_parse_bus_id("0000:33:00", &id));
+    EXPECT_NE(UCS_OK, uct_gaudi_discover_parse_bus_id("0000:33:20.0", &id));
+    EXPECT_NE(UCS_OK, uct_gaudi_discover_parse_bus_id("0000:133:00.0", &id));
+    EXPECT_NE(UCS_OK, uct_gaudi_discover_parse_bus_id("33:00.0x", &id));
 }
 
 TEST(base_dev, asic_from_id) {
-    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_dev_asic_from_id(0x1000));
-    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_dev_asic_from_id(0x1010));
-    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI2, uct_gaudi_dev_asic_from_id(0x1020));
-    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI3, uct_gaudi_dev_asic_from_id(0x1060));
-    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI3, uct_gaudi_dev_asic_from_id(0x1063));
-    EXPECT_EQ(UCT_GAUDI_ASIC_UNKNOWN, uct_gaudi_dev_asic_from_id(0x0001));
+    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_discover_asic_from_id(0x1000));
+    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_discover_asic_from_id(0x1010));
+    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI2, uct_gaudi_discover_asic_from_id(0x1020));
+    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI3, uct_gaudi_discover_asic_from_id(0x1060));
+    EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI3, uct_gaudi_discover_asic_from_id(0x1063));
+    EXPECT_EQ(UCT_GAUDI_ASIC_UNKNOWN, uct_gaudi_discover_asic_from_id(0x0001));
 }
 
 TEST(base_ioctl, node_names) {

@@ -94,7 +94,7 @@ TEST(gaudi_iface, wakeup_on_dma_completion) {
                                                   UCT_GAUDI_DMA_D2H));
         EXPECT_EQ(0, memcmp(src.data(), dst.data(), size));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         close_copy_iface(&c);
     });
 }
@@ -139,7 +139,7 @@ TEST(gaudi_iface, arm_after_completion_is_busy) {
         EXPECT_EQ(0, fd_readable(fd, 0));
 
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         close_copy_iface(&c);
     });
 }
@@ -193,7 +193,7 @@ TEST(gaudi_iface, zcopy_iov_bound) {
         EXPECT_EQ(UCS_OK, comp.status);
 
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         close_copy_iface(&c);
     });
 }
@@ -242,7 +242,7 @@ TEST(gaudi_iface, wakeup_on_dma_timeout) {
         EXPECT_TRUE(dev->failed);
 
         uct_gaudi_mem_free(dev, &mem);
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         {
             log_capture log;
             close_copy_iface(&c);
@@ -287,7 +287,7 @@ TEST(gaudi_iface, close_while_armed) {
         EXPECT_EQ(UCS_OK, comp.status);
 
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }
 
@@ -349,7 +349,7 @@ TEST(gaudi_iface, zcopy_mixed_iov) {
 
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &src));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &dst));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         close_copy_iface(&c);
     });
 }

@@ -154,7 +154,7 @@ TEST(gaudi_iface, zcopy_when_dma_queue_full) {
         }
 
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
         close_copy_iface(&c);
     });
 }
@@ -219,6 +219,6 @@ TEST(gaudi_iface, backlog_canceled_at_close) {
         uct_worker_destroy(c.worker);
         ucs_async_context_destroy(c.async);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_dev_release(dev);
+        uct_gaudi_own_release(dev);
     });
 }

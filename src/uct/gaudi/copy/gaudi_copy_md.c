@@ -469,7 +469,7 @@ static void uct_gaudi_copy_md_close(uct_md_h tl_md)
     }
 
     UCS_STATS_NODE_FREE(md->stats);
-    uct_gaudi_dev_release(md->dev);
+    uct_gaudi_own_release(md->dev);
     ucs_free(md);
 }
 
@@ -611,7 +611,7 @@ uct_gaudi_copy_md_open(uct_component_t *component, const char *md_name,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_gaudi_dev_acquire(&md->dev);
+    status = uct_gaudi_own_acquire(&md->dev);
     if (status != UCS_OK) {
         ucs_free(md);
         return status;
@@ -641,7 +641,7 @@ uct_gaudi_copy_md_open(uct_component_t *component, const char *md_name,
 err_stats:
     UCS_STATS_NODE_FREE(md->stats);
 err_release:
-    uct_gaudi_dev_release(md->dev);
+    uct_gaudi_own_release(md->dev);
     ucs_free(md);
     return status;
 }

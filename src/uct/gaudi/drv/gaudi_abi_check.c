@@ -50,7 +50,7 @@ UCT_GAUDI_ABI_LAYOUT_MISC(UCT_GAUDI_ABI_SYS_SIZE, UCT_GAUDI_ABI_SYS_VALUE)
 #endif
 
 
-const char *uct_gaudi_abi_checked_header(void)
+const char *uct_gaudi_abi_check_header(void)
 {
 #ifdef UCT_GAUDI_ABI_SYSTEM_HEADER
     return UCT_GAUDI_ABI_SYSTEM_HEADER;

@@ -13,7 +13,7 @@ BEGIN_C_DECLS
 
 /* The system uAPI header our ABI was checked against at build time, or
  * NULL if none was installed */
-const char *uct_gaudi_abi_checked_header(void);
+const char *uct_gaudi_abi_check_header(void);
 
 END_C_DECLS
 

@@ -197,7 +197,7 @@ static ucs_status_t uct_gaudi_assign_force(uct_gaudi_assign_t *assign,
         uct_gaudi_assign_fail(assign, "%s selects %s (module %u, %s, %s), "
                               "which cannot be used: %s", assign->why,
                               info->name, info->module_id,
-                              uct_gaudi_dev_asic_name(info->asic),
+                              uct_gaudi_discover_asic_name(info->asic),
                               info->bus_id,
                               (info->asic == UCT_GAUDI_ASIC_GAUDI3) ?
                               "Gaudi3 DMA is not supported" :
@@ -259,12 +259,12 @@ uct_gaudi_assign_find_spec(const char *spec, const uct_gaudi_dev_info_t *devs,
         return (value < num_devs) ? &devs[value] : NULL;
     }
 
-    if (uct_gaudi_dev_parse_bus_id(spec, &bus_id) != UCS_OK) {
+    if (uct_gaudi_discover_parse_bus_id(spec, &bus_id) != UCS_OK) {
         return NULL;
     }
 
     for (i = 0; i < num_devs; ++i) {
-        if (uct_gaudi_dev_is_at(&devs[i], &bus_id)) {
+        if (uct_gaudi_discover_is_at(&devs[i], &bus_id)) {
             return &devs[i];
         }
     }

@@ -44,7 +44,7 @@ static ucs_status_t uct_gaudi_buf_dev(uct_gaudi_dev_t **dev_p)
 
     pthread_mutex_lock(&uct_gaudi_buf_ctx.lock);
     if (uct_gaudi_buf_ctx.dev == NULL) {
-        status = uct_gaudi_dev_acquire(&uct_gaudi_buf_ctx.dev);
+        status = uct_gaudi_own_acquire(&uct_gaudi_buf_ctx.dev);
     }
     *dev_p = uct_gaudi_buf_ctx.dev;
     pthread_mutex_unlock(&uct_gaudi_buf_ctx.lock);
@@ -193,7 +193,7 @@ UCS_STATIC_CLEANUP {
         kh_destroy_inplace(uct_gaudi_buf, &uct_gaudi_buf_ctx.bufs);
         /* (zeroed, as the static initializer left it: a valid empty table) */
         memset(&uct_gaudi_buf_ctx.bufs, 0, sizeof(uct_gaudi_buf_ctx.bufs));
-        uct_gaudi_dev_release(uct_gaudi_buf_ctx.dev);
+        uct_gaudi_own_release(uct_gaudi_buf_ctx.dev);
         uct_gaudi_buf_ctx.dev = NULL;
     }
     pthread_mutex_unlock(&uct_gaudi_buf_ctx.lock);

@@ -34,7 +34,7 @@ static const char *uct_gaudi_dev_sysfs_dirs[] = {
 };
 
 
-const char *uct_gaudi_dev_asic_name(uct_gaudi_asic_t asic)
+const char *uct_gaudi_discover_asic_name(uct_gaudi_asic_t asic)
 {
     switch (asic) {
     case UCT_GAUDI_ASIC_GAUDI1:
@@ -48,7 +48,7 @@ const char *uct_gaudi_dev_asic_name(uct_gaudi_asic_t asic)
     }
 }
 
-uct_gaudi_asic_t uct_gaudi_dev_asic_from_id(uint32_t device_id)
+uct_gaudi_asic_t uct_gaudi_discover_asic_from_id(uint32_t device_id)
 {
     switch (device_id) {
     case UCT_GAUDI_PCI_ID_GAUDI1:
@@ -64,8 +64,8 @@ uct_gaudi_asic_t uct_gaudi_dev_asic_from_id(uint32_t device_id)
     }
 }
 
-ucs_status_t uct_gaudi_dev_parse_bus_id(const char *str,
-                                        ucs_sys_bus_id_t *bus_id)
+ucs_status_t uct_gaudi_discover_parse_bus_id(const char *str,
+                                             ucs_sys_bus_id_t *bus_id)
 {
     unsigned domain, bus, slot, function;
     size_t len;
@@ -103,8 +103,8 @@ ucs_status_t uct_gaudi_dev_parse_bus_id(const char *str,
     return UCS_OK;
 }
 
-int uct_gaudi_dev_is_at(const uct_gaudi_dev_info_t *info,
-                        const ucs_sys_bus_id_t *bus_id)
+int uct_gaudi_discover_is_at(const uct_gaudi_dev_info_t *info,
+                             const ucs_sys_bus_id_t *bus_id)
 {
     return (info->bus_id[0] != '\0') &&
            (info->pci.domain == bus_id->domain) &&
@@ -127,7 +127,7 @@ static ucs_status_t uct_gaudi_dev_read_bus_id(uct_gaudi_dev_info_t *info)
             continue;
         }
 
-        if (uct_gaudi_dev_parse_bus_id(buf, &info->pci) != UCS_OK) {
+        if (uct_gaudi_discover_parse_bus_id(buf, &info->pci) != UCS_OK) {
             ucs_debug("%s: unexpected content '%s'", path, buf);
             continue;
         }
@@ -275,7 +275,7 @@ static ucs_status_t uct_gaudi_dev_query(int minor, uct_gaudi_dev_info_t *info)
 
     info->device_id       = hw_ip.device_id;
     info->module_id       = hw_ip.module_id;
-    info->asic            = uct_gaudi_dev_asic_from_id(hw_ip.device_id);
+    info->asic            = uct_gaudi_discover_asic_from_id(hw_ip.device_id);
     info->status          = dev_status.status;
     info->dram_base       = hw_ip.dram_base_address;
     info->dram_size       = hw_ip.dram_size;
@@ -292,14 +292,14 @@ static ucs_status_t uct_gaudi_dev_query(int minor, uct_gaudi_dev_info_t *info)
     uct_gaudi_dev_set_usable(info);
     ucs_debug("%s: %s module %u bus %s numa %d dram 0x%" PRIx64 "+%" PRIu64
               " status %u", info->control_path,
-              uct_gaudi_dev_asic_name(info->asic), info->module_id,
+              uct_gaudi_discover_asic_name(info->asic), info->module_id,
               info->bus_id, info->numa_node, info->dram_base, info->dram_size,
               info->status);
     return UCS_OK;
 }
 
-ucs_status_t uct_gaudi_dev_discover(uct_gaudi_dev_info_t **devs_p,
-                                    unsigned *num_devs_p)
+ucs_status_t uct_gaudi_discover_devices(uct_gaudi_dev_info_t **devs_p,
+                                        unsigned *num_devs_p)
 {
     int minors[UCT_GAUDI_MAX_DEVICES];
     uct_gaudi_dev_info_t *devs;
@@ -317,7 +317,7 @@ ucs_status_t uct_gaudi_dev_discover(uct_gaudi_dev_info_t **devs_p,
     num_devs = 0;
     for (i = 0; i < num_minors; ++i) {
         if (uct_gaudi_dev_query(minors[i], &devs[num_devs]) == UCS_OK) {
-            uct_gaudi_dev_set_index(&devs[num_devs], num_devs);
+            uct_gaudi_discover_set_index(&devs[num_devs], num_devs);
             ++num_devs;
         }
     }
@@ -327,13 +327,13 @@ ucs_status_t uct_gaudi_dev_discover(uct_gaudi_dev_info_t **devs_p,
     return UCS_OK;
 }
 
-void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index)
+void uct_gaudi_discover_set_index(uct_gaudi_dev_info_t *info, unsigned index)
 {
     info->index = index;
     ucs_snprintf_safe(info->name, sizeof(info->name), "gaudi%u", index);
 }
 
-void uct_gaudi_dev_name_sys_device(const uct_gaudi_dev_info_t *info)
+void uct_gaudi_discover_name_sys_device(const uct_gaudi_dev_info_t *info)
 {
     char topo_name[UCT_GAUDI_DEV_NAME_MAX + 32];
 

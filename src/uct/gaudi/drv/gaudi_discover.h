@@ -56,24 +56,24 @@ typedef struct uct_gaudi_dev_info {
 
 
 /* Human-readable ASIC name ("Gaudi2") */
-const char *uct_gaudi_dev_asic_name(uct_gaudi_asic_t asic);
+const char *uct_gaudi_discover_asic_name(uct_gaudi_asic_t asic);
 
 
 /* ASIC generation of a PCI device id */
-uct_gaudi_asic_t uct_gaudi_dev_asic_from_id(uint32_t device_id);
+uct_gaudi_asic_t uct_gaudi_discover_asic_from_id(uint32_t device_id);
 
 
 /**
  * Parse a PCI bus id, "dddd:bb:dd.f" or "bb:dd.f" (domain 0), with optional
  * trailing whitespace.
  */
-ucs_status_t uct_gaudi_dev_parse_bus_id(const char *str,
-                                        ucs_sys_bus_id_t *bus_id);
+ucs_status_t uct_gaudi_discover_parse_bus_id(const char *str,
+                                             ucs_sys_bus_id_t *bus_id);
 
 
 /* Whether @a info sits at PCI location @a bus_id */
-int uct_gaudi_dev_is_at(const uct_gaudi_dev_info_t *info,
-                        const ucs_sys_bus_id_t *bus_id);
+int uct_gaudi_discover_is_at(const uct_gaudi_dev_info_t *info,
+                             const ucs_sys_bus_id_t *bus_id);
 
 
 /**
@@ -81,12 +81,12 @@ int uct_gaudi_dev_is_at(const uct_gaudi_dev_info_t *info,
  * number) order. The caller owns @a *devs_p (ucs_free). Devices that do not
  * answer are skipped with a debug message.
  */
-ucs_status_t uct_gaudi_dev_discover(uct_gaudi_dev_info_t **devs_p,
-                                    unsigned *num_devs_p);
+ucs_status_t uct_gaudi_discover_devices(uct_gaudi_dev_info_t **devs_p,
+                                        unsigned *num_devs_p);
 
 
 /* Assign the logical @a index to @a info: name "gaudi<index>" */
-void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index);
+void uct_gaudi_discover_set_index(uct_gaudi_dev_info_t *info, unsigned index);
 
 
 /**
@@ -94,7 +94,7 @@ void uct_gaudi_dev_set_index(uct_gaudi_dev_info_t *info, unsigned index);
  * "GAUDI_<index> module <module id>". Once its index is final: newer UCX
  * keeps the first name of a given priority (gaudi_ucx_compat.h).
  */
-void uct_gaudi_dev_name_sys_device(const uct_gaudi_dev_info_t *info);
+void uct_gaudi_discover_name_sys_device(const uct_gaudi_dev_info_t *info);
 
 END_C_DECLS
 

@@ -202,11 +202,11 @@ static ucs_status_t uct_gaudi_dma_check(uct_gaudi_dev_t *dev)
     if (!dev->dma->ready) {
         ucs_error("%s: DMA on %s is not supported (its queues are not part of "
                   "any public driver uAPI)", dev->name,
-                  uct_gaudi_dev_asic_name(dev->info->asic));
+                  uct_gaudi_discover_asic_name(dev->info->asic));
         return UCS_ERR_UNSUPPORTED;
     }
 
-    return uct_gaudi_dev_check(dev);
+    return uct_gaudi_health_check(dev);
 }
 
 ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
@@ -526,10 +526,10 @@ static ucs_status_t uct_gaudi_dma_submit(uct_gaudi_dma_chan_t *chan,
             chan->full_since = ucs_get_time();
         } else if (ucs_time_to_sec(ucs_get_time() - chan->full_since) >
                    chan->timeout) {
-            uct_gaudi_dev_set_failed(dev, "its command submission queue "
-                                     "stayed full for %.1f s "
-                                     "(UCX_GAUDI_DMA_TIMEOUT)",
-                                     chan->timeout);
+            uct_gaudi_health_set_failed(dev, "its command submission queue "
+                                        "stayed full for %.1f s "
+                                        "(UCX_GAUDI_DMA_TIMEOUT)",
+                                        chan->timeout);
             return UCS_ERR_IO_ERROR;
         }
         return status;
@@ -750,10 +750,10 @@ static ucs_status_t uct_gaudi_dma_poll_running(uct_gaudi_dma_chan_t *chan,
     }
 
     /* the command buffer is still the device's: never reuse it */
-    uct_gaudi_dev_set_failed(chan->dev, "DMA submission %" PRIu64
-                             " did not complete within %.1f s of the ones "
-                             "before it (UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
-                             chan->timeout);
+    uct_gaudi_health_set_failed(chan->dev, "DMA submission %" PRIu64
+                                " did not complete within %.1f s of the ones "
+                                "before it (UCX_GAUDI_DMA_TIMEOUT)", desc->seq,
+                                chan->timeout);
     return UCS_ERR_TIMED_OUT;
 }
 
@@ -799,10 +799,10 @@ static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,
          * refused otherwise): a failed submission takes the device out of
          * operation (timeout, reset). Checked again for a reset since.
          */
-        if (!uct_gaudi_dev_is_operational(dev)) {
-            uct_gaudi_dev_set_failed(dev, "DMA submission %" PRIu64 " left "
-                                     "the driver's window on a device that "
-                                     "is not operational", desc->seq);
+        if (!uct_gaudi_health_is_operational(dev)) {
+            uct_gaudi_health_set_failed(dev, "DMA submission %" PRIu64 " left "
+                                        "the driver's window on a device that "
+                                        "is not operational", desc->seq);
             return UCS_ERR_IO_ERROR;
         }
 
@@ -813,9 +813,9 @@ static ucs_status_t uct_gaudi_dma_poll(uct_gaudi_dma_chan_t *chan,
     } else if (args.out.status == HL_WAIT_CS_STATUS_COMPLETED) {
         return UCS_OK;
     } else if (args.out.status != HL_WAIT_CS_STATUS_BUSY) {
-        uct_gaudi_dev_set_failed(dev, "DMA submission %" PRIu64
-                                 " ended with status %u", desc->seq,
-                                 args.out.status);
+        uct_gaudi_health_set_failed(dev, "DMA submission %" PRIu64
+                                    " ended with status %u", desc->seq,
+                                    args.out.status);
         return UCS_ERR_IO_ERROR;
     }
 

@@ -17,13 +17,13 @@
 #include <unistd.h>
 
 
-const char *uct_gaudi_dev_name(const uct_gaudi_dev_t *dev)
+const char *uct_gaudi_health_dev_name(const uct_gaudi_dev_t *dev)
 {
     return (dev == NULL) ? "gaudi" : dev->name;
 }
 
-ucs_status_t uct_gaudi_dev_handle_error(uct_gaudi_dev_t *dev, const char *call,
-                                        int err)
+ucs_status_t uct_gaudi_health_handle_error(uct_gaudi_dev_t *dev,
+                                           const char *call, int err)
 {
     ucs_status_t status = uct_gaudi_err_status(err);
     char what[64];
@@ -33,15 +33,15 @@ ucs_status_t uct_gaudi_dev_handle_error(uct_gaudi_dev_t *dev, const char *call,
     }
 
     if (uct_gaudi_err_is_fatal(err)) {
-        uct_gaudi_dev_set_failed(dev, "%s: %s", call, strerror(err));
+        uct_gaudi_health_set_failed(dev, "%s: %s", call, strerror(err));
     } else if (err == EBUSY) {
         /* on an owned fd, EBUSY means the device is not operational; asking
          * is a driver call of its own, which reuses the buffer @a call may
          * point to */
         ucs_strncpy_safe(what, call, sizeof(what));
-        if (!uct_gaudi_dev_is_operational(dev)) {
-            uct_gaudi_dev_set_failed(dev, "%s: device is not operational",
-                                     what);
+        if (!uct_gaudi_health_is_operational(dev)) {
+            uct_gaudi_health_set_failed(dev, "%s: device is not operational",
+                                        what);
             status = UCS_ERR_IO_ERROR;
         }
     }
@@ -49,7 +49,7 @@ ucs_status_t uct_gaudi_dev_handle_error(uct_gaudi_dev_t *dev, const char *call,
     return status;
 }
 
-ucs_status_t uct_gaudi_dev_check(uct_gaudi_dev_t *dev)
+ucs_status_t uct_gaudi_health_check(uct_gaudi_dev_t *dev)
 {
     if (ucs_likely(!dev->failed)) {
         return UCS_OK;
@@ -75,7 +75,7 @@ static void uct_gaudi_dev_wake_watcher(uct_gaudi_dev_t *dev)
     }
 }
 
-int uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
+int uct_gaudi_health_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
 {
     va_list ap;
 
@@ -101,7 +101,7 @@ int uct_gaudi_dev_set_failed(uct_gaudi_dev_t *dev, const char *fmt, ...)
     return 1;
 }
 
-int uct_gaudi_dev_is_operational(uct_gaudi_dev_t *dev)
+int uct_gaudi_health_is_operational(uct_gaudi_dev_t *dev)
 {
     struct hl_info_device_status dev_status;
 

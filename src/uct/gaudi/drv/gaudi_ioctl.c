@@ -474,8 +474,8 @@ out:
               (uct_gaudi_ioctl_cur_abi == UCT_GAUDI_ABI_MISC) ? "misc" :
               (stated != UCT_GAUDI_ABI_LAST) ?
               uct_gaudi_ioctl_abi_name(stated) : "says nothing",
-              (uct_gaudi_abi_checked_header() != NULL) ?
-              uct_gaudi_abi_checked_header() : "no system header",
+              (uct_gaudi_abi_check_header() != NULL) ?
+              uct_gaudi_abi_check_header() : "no system header",
               uct_gaudi_ioctl_driver_name(uct_gaudi_ioctl_cur_driver));
     return UCS_OK;
 }

@@ -315,8 +315,8 @@ static void uct_gaudi_lib_apply_maptab(uct_gaudi_dev_info_t *devs,
     }
 
     for (i = 0; i < num_devs; ++i) {
-        uct_gaudi_dev_set_index(&devs[i], i);
-        uct_gaudi_dev_name_sys_device(&devs[i]);
+        uct_gaudi_discover_set_index(&devs[i], i);
+        uct_gaudi_discover_name_sys_device(&devs[i]);
     }
 }
 
@@ -428,8 +428,8 @@ static ucs_status_t uct_gaudi_lib_init_once(void)
         return status;
     }
 
-    status = uct_gaudi_dev_discover(&uct_gaudi_lib_ctx.devices,
-                                    &uct_gaudi_lib_ctx.num_devices);
+    status = uct_gaudi_discover_devices(&uct_gaudi_lib_ctx.devices,
+                                        &uct_gaudi_lib_ctx.num_devices);
     if (status != UCS_OK) {
         return status;
     }

@@ -78,7 +78,7 @@ static int uct_gaudi_maptab_find_bus(const uct_gaudi_maptab_ctx_t *ctx,
     unsigned i;
 
     for (i = 0; i < ctx->num_devs; ++i) {
-        if (uct_gaudi_dev_is_at(&ctx->devs[i], bus_id)) {
+        if (uct_gaudi_discover_is_at(&ctx->devs[i], bus_id)) {
             return i;
         }
     }
@@ -117,7 +117,8 @@ uct_gaudi_maptab_entry_bus(uct_gaudi_maptab_ctx_t *ctx, unsigned entry_no,
     ucs_sys_bus_id_t bus_id;
 
     if (!cJSON_IsString(item) ||
-        (uct_gaudi_dev_parse_bus_id(item->valuestring, &bus_id) != UCS_OK)) {
+        (uct_gaudi_discover_parse_bus_id(item->valuestring,
+                                         &bus_id) != UCS_OK)) {
         return uct_gaudi_maptab_fail(ctx, "entry [%u]: \"bus_id\" is not a PCI"
                                      " bus id string (\"dddd:bb:dd.f\")",
                                      entry_no);

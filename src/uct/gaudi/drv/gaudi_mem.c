@@ -94,7 +94,7 @@ static ucs_status_t uct_gaudi_mem_op(uct_gaudi_dev_t *dev,
 {
     ucs_status_t status;
 
-    status = uct_gaudi_dev_check(dev);
+    status = uct_gaudi_health_check(dev);
     if (status != UCS_OK) {
         return status;
     }
@@ -555,7 +555,7 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
     }
 
     /* carving from a chunk issues no ioctl that would tell */
-    status = uct_gaudi_dev_check(dev);
+    status = uct_gaudi_health_check(dev);
     if (status != UCS_OK) {
         return status;
     }
@@ -796,7 +796,7 @@ ucs_status_t uct_gaudi_mem_map_host(uct_gaudi_dev_t *dev, const void *addr,
     args.in.flags                   = HL_MEM_USERPTR;
     args.in.map_host.host_virt_addr = (uintptr_t)addr;
     args.in.map_host.mem_size       = length;
-    status = uct_gaudi_dev_check(dev);
+    status = uct_gaudi_health_check(dev);
     if (status != UCS_OK) {
         return status;      /* said once, when the device failed */
     }

@@ -494,7 +494,7 @@ err_close:
     return status;
 }
 
-ucs_status_t uct_gaudi_dev_acquire(uct_gaudi_dev_t **dev_p)
+ucs_status_t uct_gaudi_own_acquire(uct_gaudi_dev_t **dev_p)
 {
     uct_gaudi_dev_t *dev = &uct_gaudi_own.dev;
     ucs_status_t status;
@@ -525,7 +525,7 @@ out:
     return status;
 }
 
-void uct_gaudi_dev_release(uct_gaudi_dev_t *dev)
+void uct_gaudi_own_release(uct_gaudi_dev_t *dev)
 {
     pthread_mutex_lock(&uct_gaudi_own.lock);
     ucs_assert(dev->refcount > 0);

@@ -36,12 +36,12 @@ BEGIN_C_DECLS
  *         UCS_ERR_UNSUPPORTED when only unsupported (Gaudi3) devices exist;
  *         other errors, logged.
  */
-ucs_status_t uct_gaudi_dev_acquire(uct_gaudi_dev_t **dev_p);
+ucs_status_t uct_gaudi_own_acquire(uct_gaudi_dev_t **dev_p);
 
 
 /* Drop a reference; the last one releases memory and DMA state and closes
  * the compute node (an adopted one stays open) */
-void uct_gaudi_dev_release(uct_gaudi_dev_t *dev);
+void uct_gaudi_own_release(uct_gaudi_dev_t *dev);
 
 END_C_DECLS
 

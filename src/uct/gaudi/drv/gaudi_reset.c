@@ -86,7 +86,7 @@ static void uct_gaudi_reset_event(int fd, ucs_event_set_types_t ev_types,
     if (!dev->revoked) {
         events = uct_gaudi_reset_get_events(dev);
         if (events & UCT_GAUDI_RESET_EVENTS) {
-            failed_now = uct_gaudi_dev_set_failed(
+            failed_now = uct_gaudi_health_set_failed(
                     dev, "the driver reports %s%s (events 0x%" PRIx64 "); "
                     "every descriptor of the device is released before the "
                     "driver's release watchdog kills this process",

@@ -51,7 +51,7 @@ static int uct_gaudi_share_offset_applied(void)
  * the 6.1 ABI (an ALLOC handle, no offset), and every driver that might
  * ignore the offset; the importer adds the allocation's offset itself (the
  * key's base is the chunk's) */
-static int uct_gaudi_mem_export_whole(const uct_gaudi_dev_t *dev)
+static int uct_gaudi_share_export_whole(const uct_gaudi_dev_t *dev)
 {
     return (dev->info->asic != UCT_GAUDI_ASIC_GAUDI1) &&
            !uct_gaudi_share_offset_applied();
@@ -61,7 +61,7 @@ static void uct_gaudi_share_export_range(const uct_gaudi_dev_t *dev,
                                          const uct_gaudi_mem_t *mem,
                                          uint64_t *base_p, size_t *length_p)
 {
-    if (uct_gaudi_mem_export_whole(dev)) {
+    if (uct_gaudi_share_export_whole(dev)) {
         *base_p   = mem->chunk_dva;
         *length_p = mem->chunk_length;
     } else {
@@ -75,7 +75,7 @@ ucs_status_t uct_gaudi_share_prepare(uct_gaudi_dev_t *dev, uint64_t addr,
                                    uint64_t *base_p, size_t *length_p)
 {
     if (uct_gaudi_mem_find(dev, addr, length,
-                           uct_gaudi_mem_export_whole(dev) ?
+                           uct_gaudi_share_export_whole(dev) ?
                                    UCT_GAUDI_MEM_SHARE_CHUNK :
                                    UCT_GAUDI_MEM_SHARE_ALLOC,
                            mem) != UCS_OK) {
@@ -95,14 +95,14 @@ ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
     ucs_status_t status;
     int whole;
 
-    status = uct_gaudi_dev_check(dev);
+    status = uct_gaudi_health_check(dev);
     if (status != UCS_OK) {
         return status;
     }
 
     /* a whole chunk is found as such when asked for by its range: its
      * allocations come and go (gaudi_ipc exports when a peer asks) */
-    whole = uct_gaudi_mem_export_whole(dev);
+    whole = uct_gaudi_share_export_whole(dev);
     if ((!whole ||
          (uct_gaudi_mem_find_chunk(dev, addr, length, &mem) != UCS_OK)) &&
         (uct_gaudi_mem_find(dev, addr, length,
@@ -243,7 +243,7 @@ ucs_status_t uct_gaudi_share_import(uct_gaudi_dev_t *dev, int fd, size_t length,
     union hl_mem_args args;
     ucs_status_t status;
 
-    status = uct_gaudi_dev_check(dev);
+    status = uct_gaudi_health_check(dev);
     if (status != UCS_OK) {
         return status;
     }
@@ -286,12 +286,12 @@ ucs_status_t uct_gaudi_share_export_addr(uct_gaudi_dev_t *dev, uint64_t addr,
     union hl_mem_args args;
     ucs_status_t status;
 
-    status = uct_gaudi_dev_check(dev);
+    status = uct_gaudi_health_check(dev);
     if (status != UCS_OK) {
         return status;
     }
 
-    if (uct_gaudi_mem_export_whole(dev)) {
+    if (uct_gaudi_share_export_whole(dev)) {
         ucs_diag("%s: cannot export 0x%" PRIx64 "+%zu by address: the %s "
                  "driver ABI exports by allocation handle only", dev->name,
                  addr, length, uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));

@@ -89,11 +89,6 @@ static pthread_mutex_t uct_gaudi_ipc_md_lock = PTHREAD_MUTEX_INITIALIZER;
 static uct_gaudi_ipc_md_t *uct_gaudi_ipc_md_singleton;
 
 
-uct_gaudi_ipc_md_t *uct_gaudi_ipc_md_get(void)
-{
-    return uct_gaudi_ipc_md_singleton;
-}
-
 static ucs_status_t
 uct_gaudi_ipc_md_query(uct_md_h tl_md, uct_gaudi_md_attr_t *md_attr)
 {
@@ -722,7 +717,7 @@ static void uct_gaudi_ipc_md_destroy(uct_gaudi_ipc_md_t *md)
     kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_id);
     kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_base);
     pthread_mutex_destroy(&md->lock);
-    uct_gaudi_dev_release(md->dev);
+    uct_gaudi_own_release(md->dev);
     ucs_free(md);
 }
 
@@ -787,7 +782,7 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_gaudi_dev_acquire(&md->dev);
+    status = uct_gaudi_own_acquire(&md->dev);
     if (status != UCS_OK) {
         goto err_free;
     }
@@ -825,7 +820,7 @@ err_tables:
     kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_id);
     kh_destroy_inplace(uct_gaudi_ipc_exports, &md->by_base);
     pthread_mutex_destroy(&md->lock);
-    uct_gaudi_dev_release(md->dev);
+    uct_gaudi_own_release(md->dev);
 err_free:
     ucs_free(md);
     return status;

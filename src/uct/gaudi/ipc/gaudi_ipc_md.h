@@ -101,10 +101,6 @@ typedef struct uct_gaudi_ipc_unpacked_rkey {
 } uct_gaudi_ipc_unpacked_rkey_t;
 
 
-/* The process's MD while it is open, else NULL (no dangling pointer) */
-uct_gaudi_ipc_md_t *uct_gaudi_ipc_md_get(void);
-
-
 /* Whether @a key is of this process's own memory: its fd server is ours.
  * (Not its pid: a process of another PID namespace may have ours.) */
 static inline int
