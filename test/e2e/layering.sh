@@ -107,3 +107,11 @@ done
                           "$missing"
 ok "every file of ours named in a comment or a doc exists" \
    "($(echo "$mentions" | wc -w) names)"
+
+# ABI generations are told apart in one place: the descriptor table of
+# drv/gaudi_abi.h (uct_gaudi_abi_desc); no code compares generations
+bad=$(grep -HnE '(==|!=|<|>)\s*UCT_GAUDI_ABI_[A-Z]|UCT_GAUDI_ABI_[A-Z]+\s*(==|!=|<|>)|case UCT_GAUDI_ABI_' \
+          "$g"/*/*.[ch] | grep -v '^[^:]*/drv/gaudi_abi\.h:' || true)
+[ -z "$bad" ] || fail "an ABI generation compared outside the descriptor" \
+                      "table of drv/gaudi_abi.h: $bad"
+ok "ABI generations are told apart only by drv/gaudi_abi.h's descriptors"

@@ -656,6 +656,89 @@ UCT_GAUDI_ABI_ASSERT(UCT_GAUDI_DRM_IOCTL_MEMORY == 0xC0286444u);
 UCT_GAUDI_ABI_ASSERT(UCT_GAUDI_DRM_IOCTL_DEBUG == 0xC0286445u);
 
 
+/**
+ * What one ABI generation is (driver-abi.md 0.1): the one place that knows
+ * how the generations differ. The driver library and the emulator read the
+ * descriptor; nothing else compares generations.
+ */
+typedef struct uct_gaudi_abi_desc {
+    uct_gaudi_abi_t abi;
+    const char      *name;         /* as UCX_GAUDI_EMU_ABI spells it */
+    const char      *compute_fmt;  /* device nodes, printf of the index */
+    const char      *control_fmt;
+    const char      *node_dir;     /* the directory of the nodes */
+    const char      *sysfs_dir;    /* where the driver's attributes are
+                                      (pci_addr first: driver-abi.md 1.4) */
+    const char      *sysfs_class;  /* below /sys/class */
+    int             accel;         /* nodes below /dev/accel */
+    int             attrs_on_pci;  /* the attributes are on the PCI function
+                                      behind the class device */
+    int             drm_codes;     /* ioctl codes DRM_IOWR(0x40 + n), else
+                                      _IOWR('H', n) */
+    int             logs_invalid_ioctl; /* a request the node does not serve
+                                      logs "invalid ioctl" at error level
+                                      (the 'H' drivers) */
+    int             hw_ip_short;   /* HW_IP_INFO returns the 6.1 structure
+                                      only (struct hl_info_hw_ip_info) */
+    int             export_handle; /* EXPORT_DMABUF_FD takes the ALLOC
+                                      handle and no offset, and a FREE is
+                                      refused while the DMA-BUF lives (6.1) */
+    int             export_offset; /* EXPORT_DMABUF_FD has an offset that a
+                                      driver may apply (which do: drv/
+                                      gaudi_share.c and emu_config.c) */
+    int             import_op;     /* MEMORY op 99 may exist: Habana's
+                                      out-of-tree driver speaks this one */
+} uct_gaudi_abi_desc_t;
+
+
+/* The descriptor of generation @a abi (UCT_GAUDI_ABI_LAST and beyond: NULL) */
+static inline const uct_gaudi_abi_desc_t *
+uct_gaudi_abi_desc(uct_gaudi_abi_t abi)
+{
+    static const uct_gaudi_abi_desc_t descs[UCT_GAUDI_ABI_LAST] = {
+        [UCT_GAUDI_ABI_MISC] = {
+            .abi                = UCT_GAUDI_ABI_MISC,
+            .name               = "misc",
+            .compute_fmt        = UCT_GAUDI_DEV_MISC_COMPUTE,
+            .control_fmt        = UCT_GAUDI_DEV_MISC_CONTROL,
+            .node_dir           = "/dev",
+            .sysfs_dir          = UCT_GAUDI_SYSFS_MISC_DIR,
+            .sysfs_class        = "habanalabs",
+            .logs_invalid_ioctl = 1,
+            .hw_ip_short        = 1,
+            .export_handle      = 1
+        },
+        [UCT_GAUDI_ABI_TRANS] = {
+            .abi                = UCT_GAUDI_ABI_TRANS,
+            .name               = "trans",
+            .compute_fmt        = UCT_GAUDI_DEV_ACCEL_COMPUTE,
+            .control_fmt        = UCT_GAUDI_DEV_ACCEL_CONTROL,
+            .node_dir           = UCT_GAUDI_DEV_ACCEL_DIR,
+            .sysfs_dir          = UCT_GAUDI_SYSFS_TRANS_DIR,
+            .sysfs_class        = "accel",
+            .accel              = 1,
+            .logs_invalid_ioctl = 1
+        },
+        [UCT_GAUDI_ABI_DRM] = {
+            .abi                = UCT_GAUDI_ABI_DRM,
+            .name               = "drm",
+            .compute_fmt        = UCT_GAUDI_DEV_ACCEL_COMPUTE,
+            .control_fmt        = UCT_GAUDI_DEV_ACCEL_CONTROL,
+            .node_dir           = UCT_GAUDI_DEV_ACCEL_DIR,
+            .sysfs_dir          = UCT_GAUDI_SYSFS_DRM_DIR,
+            .sysfs_class        = "accel",
+            .accel              = 1,
+            .attrs_on_pci       = 1,
+            .drm_codes          = 1,
+            .export_offset      = 1,
+            .import_op          = 1
+        }
+    };
+
+    return ((unsigned)abi < UCT_GAUDI_ABI_LAST) ? &descs[abi] : NULL;
+}
+
+
 /* The ioctl request code of command @a ioc in generation @a abi */
 static inline unsigned long uct_gaudi_abi_ioctl_code(uct_gaudi_abi_t abi,
                                                      uct_gaudi_ioc_t ioc)
@@ -668,7 +751,7 @@ static inline unsigned long uct_gaudi_abi_ioctl_code(uct_gaudi_abi_t abi,
          UCT_GAUDI_DRM_IOCTL_MEMORY, UCT_GAUDI_DRM_IOCTL_DEBUG}
     };
 
-    return codes[abi == UCT_GAUDI_ABI_DRM][ioc];
+    return codes[uct_gaudi_abi_desc(abi)->drm_codes][ioc];
 }
 
 #endif

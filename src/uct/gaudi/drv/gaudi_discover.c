@@ -26,14 +26,6 @@
 #include <string.h>
 
 
-/* sysfs directories holding pci_addr, in lookup order (driver-abi.md 1.4) */
-static const char *uct_gaudi_dev_sysfs_dirs[] = {
-    UCT_GAUDI_SYSFS_DRM_DIR,
-    UCT_GAUDI_SYSFS_TRANS_DIR,
-    UCT_GAUDI_SYSFS_MISC_DIR
-};
-
-
 const char *uct_gaudi_discover_asic_name(uct_gaudi_asic_t asic)
 {
     switch (asic) {
@@ -116,11 +108,13 @@ static ucs_status_t uct_gaudi_dev_read_bus_id(uct_gaudi_dev_info_t *info)
 {
     char path[UCT_GAUDI_PATH_MAX + 16];
     char buf[64];
-    unsigned i;
+    int abi;
 
-    for (i = 0; i < ucs_static_array_size(uct_gaudi_dev_sysfs_dirs); ++i) {
-        ucs_snprintf_safe(path, sizeof(path), uct_gaudi_dev_sysfs_dirs[i],
-                          info->minor);
+    /* each generation's directory of pci_addr, the newest first
+     * (driver-abi.md 1.4) */
+    for (abi = UCT_GAUDI_ABI_LAST - 1; abi >= 0; --abi) {
+        ucs_snprintf_safe(path, sizeof(path),
+                          uct_gaudi_abi_desc(abi)->sysfs_dir, info->minor);
         ucs_snprintf_safe(path + strlen(path), sizeof(path) - strlen(path),
                           "/pci_addr");
         if (uct_gaudi_seam_ops->read_attr(path, buf, sizeof(buf)) < 0) {

@@ -33,11 +33,6 @@ static uct_gaudi_driver_t uct_gaudi_ioctl_cur_driver = UCT_GAUDI_DRIVER_UNKNOWN;
 static char uct_gaudi_ioctl_cur_version[64];  /* out of tree: its release */
 static __thread char      uct_gaudi_ioctl_op[32];
 
-static const char *uct_gaudi_ioctl_abi_names[] = {
-    [UCT_GAUDI_ABI_MISC]  = "misc",
-    [UCT_GAUDI_ABI_TRANS] = "trans",
-    [UCT_GAUDI_ABI_DRM]   = "drm"
-};
 
 static const char *uct_gaudi_ioctl_driver_names[] = {
     [UCT_GAUDI_DRIVER_UNKNOWN]  = "unknown",
@@ -46,20 +41,12 @@ static const char *uct_gaudi_ioctl_driver_names[] = {
 };
 
 
-static int uct_gaudi_ioctl_is_accel(void)
-{
-    return uct_gaudi_ioctl_cur_abi != UCT_GAUDI_ABI_MISC;
-}
-
 static const char *uct_gaudi_ioctl_node_fmt(uct_gaudi_node_type_t type)
 {
-    if (type == UCT_GAUDI_NODE_COMPUTE) {
-        return uct_gaudi_ioctl_is_accel() ? UCT_GAUDI_DEV_ACCEL_COMPUTE :
-                                            UCT_GAUDI_DEV_MISC_COMPUTE;
-    }
+    const uct_gaudi_abi_desc_t *desc = uct_gaudi_ioctl_abi_desc();
 
-    return uct_gaudi_ioctl_is_accel() ? UCT_GAUDI_DEV_ACCEL_CONTROL :
-                                        UCT_GAUDI_DEV_MISC_CONTROL;
+    return (type == UCT_GAUDI_NODE_COMPUTE) ? desc->compute_fmt :
+                                              desc->control_fmt;
 }
 
 static int uct_gaudi_ioctl_raw(int fd, unsigned long request, void *arg)
@@ -87,8 +74,14 @@ static int uct_gaudi_ioctl_raw_info(int fd, unsigned long request,
 
 const char *uct_gaudi_ioctl_abi_name(uct_gaudi_abi_t abi)
 {
-    return (abi < UCT_GAUDI_ABI_LAST) ? uct_gaudi_ioctl_abi_names[abi] :
-                                        "unknown";
+    const uct_gaudi_abi_desc_t *desc = uct_gaudi_abi_desc(abi);
+
+    return (desc != NULL) ? desc->name : "unknown";
+}
+
+const uct_gaudi_abi_desc_t *uct_gaudi_ioctl_abi_desc(void)
+{
+    return uct_gaudi_abi_desc(uct_gaudi_ioctl_cur_abi);
 }
 
 uct_gaudi_abi_t uct_gaudi_ioctl_abi(void)
@@ -281,9 +274,7 @@ static int uct_gaudi_ioctl_scan_cb(const char *name, void *arg)
     int index;
 
     ucs_snprintf_safe(path, sizeof(path), "%s/%s",
-                      uct_gaudi_ioctl_is_accel() ? UCT_GAUDI_DEV_ACCEL_DIR :
-                                                   "/dev",
-                      name);
+                      uct_gaudi_ioctl_abi_desc()->node_dir, name);
     if ((uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_CONTROL, path, &index) == 0)
         && (scan->count < scan->max)) {
         scan->indices[scan->count++] = index;
@@ -302,7 +293,7 @@ unsigned uct_gaudi_ioctl_scan_nodes(int *indices, unsigned max)
     uct_gaudi_ioctl_scan_t scan = {indices, max, 0};
     const char *dir;
 
-    dir = uct_gaudi_ioctl_is_accel() ? UCT_GAUDI_DEV_ACCEL_DIR : "/dev";
+    dir = uct_gaudi_ioctl_abi_desc()->node_dir;
     if (uct_gaudi_seam_ops->list_dir(dir, uct_gaudi_ioctl_scan_cb,
                                      &scan) < 0) {
         ucs_debug("cannot list %s: %m", dir);
@@ -323,52 +314,62 @@ static int uct_gaudi_ioctl_try_info(int fd, uct_gaudi_abi_t abi)
                                     &hw_ip);
 }
 
+/* The accel generations (nodes below /dev/accel), newest first, with
+ * @a first (if not NULL) moved to the front; returns how many */
+static unsigned
+uct_gaudi_ioctl_accel_order(const uct_gaudi_abi_desc_t *first,
+                            const uct_gaudi_abi_desc_t **order)
+{
+    const uct_gaudi_abi_desc_t *desc;
+    unsigned count = 0;
+    int abi;
+
+    if (first != NULL) {
+        order[count++] = first;
+    }
+
+    for (abi = UCT_GAUDI_ABI_LAST - 1; abi >= 0; --abi) {
+        desc = uct_gaudi_abi_desc(abi);
+        if (desc->accel && (desc != first)) {
+            order[count++] = desc;
+        }
+    }
+
+    return count;
+}
+
 /**
  * Which codes the control node @a fd speaks, asking first with those of
- * @a stated (UCT_GAUDI_ABI_LAST: nothing stated, DRM first). A driver that
- * speaks them answers and logs nothing. The other codes are unknown to it:
- * ENOTTY, and from the 'H' drivers an "invalid ioctl" line at error level in
- * the kernel log, so they are only tried when the first ones are refused.
+ * @a stated (NULL: nothing stated, the newest first). A driver that speaks
+ * them answers and logs nothing. The other codes are unknown to it: ENOTTY,
+ * and from the 'H' drivers an "invalid ioctl" line at error level in the
+ * kernel log, so they are only tried when the first ones are refused.
  */
-static uct_gaudi_abi_t uct_gaudi_ioctl_probe_accel(int fd, const char *path,
-                                                   uct_gaudi_abi_t stated)
+static const uct_gaudi_abi_desc_t *
+uct_gaudi_ioctl_probe_accel(int fd, const char *path,
+                            const uct_gaudi_abi_desc_t *stated)
 {
-    uct_gaudi_abi_t first, second;
+    const uct_gaudi_abi_desc_t *order[UCT_GAUDI_ABI_LAST];
+    unsigned i, count;
 
-    first  = (stated == UCT_GAUDI_ABI_TRANS) ? UCT_GAUDI_ABI_TRANS :
-                                               UCT_GAUDI_ABI_DRM;
-    second = (first == UCT_GAUDI_ABI_DRM) ? UCT_GAUDI_ABI_TRANS :
-                                            UCT_GAUDI_ABI_DRM;
-
-    if (uct_gaudi_ioctl_try_info(fd, first) == 0) {
-        return first;
-    } else if (errno != ENOTTY) {
-        /* the request code was understood; the failure is something else */
-        ucs_debug("%s INFO on %s failed: %m; assuming the %s ioctl codes",
-                  uct_gaudi_ioctl_abi_name(first), path,
-                  uct_gaudi_ioctl_abi_name(first));
-        return first;
+    count = uct_gaudi_ioctl_accel_order(stated, order);
+    for (i = 0; i < count; ++i) {
+        if (uct_gaudi_ioctl_try_info(fd, order[i]->abi) == 0) {
+            return order[i];
+        } else if (errno != ENOTTY) {
+            /* the request code was understood; the failure is else */
+            ucs_debug("%s INFO on %s failed: %m; assuming the %s ioctl "
+                      "codes", order[i]->name, path, order[i]->name);
+            return order[i];
+        } else if ((i == 0) && (stated != NULL)) {
+            ucs_debug("%s refused the %s INFO code its sysfs layout names; "
+                      "asking with the other codes", path, stated->name);
+        }
     }
 
-    if (stated != UCT_GAUDI_ABI_LAST) {
-        ucs_debug("%s refused the %s INFO code its sysfs layout names; "
-                  "asking with the %s codes", path,
-                  uct_gaudi_ioctl_abi_name(first),
-                  uct_gaudi_ioctl_abi_name(second));
-    }
-
-    if (uct_gaudi_ioctl_try_info(fd, second) == 0) {
-        return second;
-    } else if (errno != ENOTTY) {
-        ucs_debug("%s INFO on %s failed: %m; assuming the %s ioctl codes",
-                  uct_gaudi_ioctl_abi_name(second), path,
-                  uct_gaudi_ioctl_abi_name(second));
-        return second;
-    }
-
-    /* neither code is understood: keep what sysfs said, if anything */
-    ucs_debug("%s refused the INFO codes of both accel generations", path);
-    return (stated != UCT_GAUDI_ABI_LAST) ? stated : UCT_GAUDI_ABI_TRANS;
+    /* no code is understood: keep what sysfs said, else the oldest */
+    ucs_debug("%s refused the INFO codes of every accel generation", path);
+    return (stated != NULL) ? stated : order[count - 1];
 }
 
 /**
@@ -377,25 +378,26 @@ static uct_gaudi_abi_t uct_gaudi_ioctl_probe_accel(int fd, const char *path,
  * device in the DRM generation (the out-of-tree package built without
  * CONFIG_DRM_ACCEL copies them to a "device" group there, and speaks the DRM
  * codes too), on the class device itself in the transitional one.
- * UCT_GAUDI_ABI_LAST if neither is there.
+ * NULL if no accel generation's attributes are there.
  */
-static uct_gaudi_abi_t uct_gaudi_ioctl_stated_abi(int index)
+static const uct_gaudi_abi_desc_t *uct_gaudi_ioctl_stated_abi(int index)
 {
-    char path[64];
+    const uct_gaudi_abi_desc_t *order[UCT_GAUDI_ABI_LAST];
+    unsigned i, count;
+    char fmt[64], path[64];
 
-    ucs_snprintf_safe(path, sizeof(path), UCT_GAUDI_SYSFS_DRM_DIR "/pci_addr",
-                      index);
-    if (uct_gaudi_seam_ops->exists(path) == 0) {
-        return UCT_GAUDI_ABI_DRM;
+    count = uct_gaudi_ioctl_accel_order(NULL, order);
+    for (i = 0; i < count; ++i) {
+        /* the directory is a format of the index */
+        ucs_snprintf_safe(fmt, sizeof(fmt), "%s/pci_addr",
+                          order[i]->sysfs_dir);
+        ucs_snprintf_safe(path, sizeof(path), fmt, index);
+        if (uct_gaudi_seam_ops->exists(path) == 0) {
+            return order[i];
+        }
     }
 
-    ucs_snprintf_safe(path, sizeof(path),
-                      UCT_GAUDI_SYSFS_TRANS_DIR "/pci_addr", index);
-    if (uct_gaudi_seam_ops->exists(path) == 0) {
-        return UCT_GAUDI_ABI_TRANS;
-    }
-
-    return UCT_GAUDI_ABI_LAST;
+    return NULL;
 }
 
 /**
@@ -432,7 +434,7 @@ static uct_gaudi_driver_t uct_gaudi_ioctl_read_driver(void)
 
 ucs_status_t uct_gaudi_ioctl_probe_abi(void)
 {
-    uct_gaudi_abi_t stated = UCT_GAUDI_ABI_LAST;
+    const uct_gaudi_abi_desc_t *stated = NULL;
     char path[64];
     int index;
     int fd;
@@ -452,8 +454,8 @@ ucs_status_t uct_gaudi_ioctl_probe_abi(void)
     }
 
     stated = uct_gaudi_ioctl_stated_abi(index);
-    if (stated != UCT_GAUDI_ABI_LAST) {
-        uct_gaudi_ioctl_cur_abi = stated;
+    if (stated != NULL) {
+        uct_gaudi_ioctl_cur_abi = stated->abi;
     }
 
     uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_CONTROL, index, path,
@@ -464,16 +466,17 @@ ucs_status_t uct_gaudi_ioctl_probe_abi(void)
         goto out;
     }
 
-    uct_gaudi_ioctl_cur_abi = uct_gaudi_ioctl_probe_accel(fd, path, stated);
+    uct_gaudi_ioctl_cur_abi = uct_gaudi_ioctl_probe_accel(fd, path,
+                                                          stated)->abi;
     uct_gaudi_seam_ops->close(fd);
 
 out:
     ucs_debug("Gaudi driver ABI generation: %s (sysfs layout: %s; built-in "
               "uAPI layout, checked at build time against %s), %s driver",
-              uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_cur_abi),
-              (uct_gaudi_ioctl_cur_abi == UCT_GAUDI_ABI_MISC) ? "misc" :
-              (stated != UCT_GAUDI_ABI_LAST) ?
-              uct_gaudi_ioctl_abi_name(stated) : "says nothing",
+              uct_gaudi_ioctl_abi_desc()->name,
+              !uct_gaudi_ioctl_abi_desc()->accel ?
+              uct_gaudi_ioctl_abi_desc()->name :
+              (stated != NULL) ? stated->name : "says nothing",
               (uct_gaudi_abi_check_header() != NULL) ?
               uct_gaudi_abi_check_header() : "no system header",
               uct_gaudi_ioctl_driver_name(uct_gaudi_ioctl_cur_driver));

@@ -71,6 +71,10 @@ uct_gaudi_abi_t uct_gaudi_ioctl_abi(void);
 const char *uct_gaudi_ioctl_abi_name(uct_gaudi_abi_t abi);
 
 
+/* What the probed generation is (gaudi_abi.h) */
+const uct_gaudi_abi_desc_t *uct_gaudi_ioctl_abi_desc(void);
+
+
 /* Force the generation (probe result, or tests) */
 void uct_gaudi_ioctl_set_abi(uct_gaudi_abi_t abi);
 

@@ -40,12 +40,17 @@ static const char *uct_gaudi_lib_emu_asic_names[] = {
     [UCT_GAUDI_EMU_ASIC_LAST]   = NULL
 };
 
-static const char *uct_gaudi_lib_emu_abi_names[] = {
-    [UCT_GAUDI_ABI_MISC]  = "misc",
-    [UCT_GAUDI_ABI_TRANS] = "trans",
-    [UCT_GAUDI_ABI_DRM]   = "drm",
-    [UCT_GAUDI_ABI_LAST]  = NULL
-};
+/* UCX_GAUDI_EMU_ABI's values: the generations' names (gaudi_abi.h), set
+ * when the library loads, before any configuration is read */
+static const char *uct_gaudi_lib_emu_abi_names[UCT_GAUDI_ABI_LAST + 1];
+
+UCS_STATIC_INIT {
+    int abi;
+
+    for (abi = 0; uct_gaudi_abi_desc(abi) != NULL; ++abi) {
+        uct_gaudi_lib_emu_abi_names[abi] = uct_gaudi_abi_desc(abi)->name;
+    }
+}
 
 static const char *uct_gaudi_lib_emu_exec_names[] = {
     [GAUDI_EMU_EXEC_THREAD] = "thread",
@@ -438,7 +443,7 @@ static ucs_status_t uct_gaudi_lib_init_once(void)
                                 uct_gaudi_lib_ctx.num_devices);
     ucs_debug("%u Gaudi device(s) through the %s seam, %s ABI",
               uct_gaudi_lib_ctx.num_devices, uct_gaudi_seam_ops->name,
-              uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
+              uct_gaudi_ioctl_abi_desc()->name);
     return UCS_OK;
 }
 

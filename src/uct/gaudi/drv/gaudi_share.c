@@ -37,7 +37,7 @@ static int uct_gaudi_share_offset_applied(void)
 {
     unsigned major, minor;
 
-    if (uct_gaudi_ioctl_abi() != UCT_GAUDI_ABI_DRM) {
+    if (!uct_gaudi_ioctl_abi_desc()->export_offset) {
         return 0;
     } else if (uct_gaudi_ioctl_driver() == UCT_GAUDI_DRIVER_UPSTREAM) {
         return 1;
@@ -115,7 +115,7 @@ ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
         return UCS_ERR_INVALID_ADDR;
     }
 
-    if (whole && (uct_gaudi_ioctl_abi() == UCT_GAUDI_ABI_MISC)) {
+    if (whole && uct_gaudi_ioctl_abi_desc()->export_handle) {
         /* 6.1: the ALLOC handle, no offset: the whole chunk */
         in.addr     = mem.handle;
         in.offset   = 0;
@@ -205,14 +205,14 @@ int uct_gaudi_share_can_import(uct_gaudi_dev_t *dev)
         return dev->can_import;
     }
 
-    if (uct_gaudi_ioctl_abi() != UCT_GAUDI_ABI_DRM) {
+    if (!uct_gaudi_ioctl_abi_desc()->import_op) {
         /* op 99 exists only in Habana's out-of-tree driver, which speaks
          * the DRM ioctl generation: what the node layout and codes state
          * is enough, no probe */
         ucs_debug("%s: DMA-BUF import (op %d) not supported: the driver "
                   "speaks the %s ioctl generation", dev->name,
                   UCT_GAUDI_MEM_OP_REG_DMABUF_FD,
-                  uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
+                  uct_gaudi_ioctl_abi_desc()->name);
         dev->can_import = 0;
         return 0;
     }
@@ -294,7 +294,7 @@ ucs_status_t uct_gaudi_share_export_addr(uct_gaudi_dev_t *dev, uint64_t addr,
     if (uct_gaudi_share_export_whole(dev)) {
         ucs_diag("%s: cannot export 0x%" PRIx64 "+%zu by address: the %s "
                  "driver ABI exports by allocation handle only", dev->name,
-                 addr, length, uct_gaudi_ioctl_abi_name(uct_gaudi_ioctl_abi()));
+                 addr, length, uct_gaudi_ioctl_abi_desc()->name);
         return UCS_ERR_UNSUPPORTED;
     }
 

@@ -47,7 +47,7 @@ static int emu_config_export_offset(void)
     unsigned major = 0, minor = 0;
 
     if (!emu_g.cfg.oot_import) {
-        return emu_g.cfg.abi == UCT_GAUDI_ABI_DRM;
+        return emu_abi()->export_offset;
     }
 
     emu_config_parse_version(emu_g.oot_version, &major, &minor);
@@ -130,7 +130,7 @@ static int emu_config_check(const gaudi_emu_config_t *config,
         return -EINVAL;
     }
 
-    if ((unsigned)config->abi >= UCT_GAUDI_ABI_LAST) {
+    if (uct_gaudi_abi_desc(config->abi) == NULL) {
         emu_error("invalid ABI generation %d", (int)config->abi);
         return -EINVAL;
     }

@@ -67,7 +67,7 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
 {
     const emu_asic_t *asic = emu_g.asic;
     const struct uct_gaudi_mem_export_in *in = (const void*)&args->in;
-    uint64_t offset = (emu_g.cfg.abi == UCT_GAUDI_ABI_MISC) ? 0 : in->offset;
+    uint64_t offset = emu_abi()->export_handle ? 0 : in->offset;
     uint64_t addr   = in->addr, size = in->mem_size;
     uint64_t pack_off = 0, pack_len = 0;  /* HBM the export's pages are of */
     emu_shm_alloc_t *alloc;
@@ -93,7 +93,7 @@ static int emu_dmabuf_source(emu_ctx_t *ctx, const union hl_mem_args *args,
             pack_len     = size;
             ret          = 0;
         }
-    } else if (emu_g.cfg.abi == UCT_GAUDI_ABI_MISC) {
+    } else if (emu_abi()->export_handle) {
         /* 6.1: the ALLOC handle */
         emu_state_lock(ctx->sdev);
         alloc = emu_hbm_find(ctx->sdev, addr);

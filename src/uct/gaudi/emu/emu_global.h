@@ -36,4 +36,10 @@ typedef struct emu_global {
 
 extern emu_global_t emu_g;
 
+/* What the emulated driver's ABI generation is (gaudi_abi.h) */
+static inline const uct_gaudi_abi_desc_t *emu_abi(void)
+{
+    return uct_gaudi_abi_desc(emu_g.cfg.abi);
+}
+
 #endif

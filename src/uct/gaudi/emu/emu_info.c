@@ -60,8 +60,7 @@ static int emu_info_hw_ip(emu_ctx_t *ctx, const struct hl_info_args *args)
     snprintf((char*)hw.info.card_name, sizeof(hw.info.card_name), "%s",
              asic->card_name);
 
-    size = (emu_g.cfg.abi == UCT_GAUDI_ABI_MISC) ? sizeof(hw.info) :
-                                                   sizeof(hw);
+    size = emu_abi()->hw_ip_short ? sizeof(hw.info) : sizeof(hw);
     return emu_info_copy(args, &hw, size);
 }
 

@@ -72,7 +72,7 @@ static int emu_ioctl_dispatch(emu_ctx_t *ctx, uct_gaudi_ioc_t ioc,
  * the DRM generation's core and control node do so only at debug level */
 static int emu_ioctl_invalid(void)
 {
-    if (emu_g.cfg.abi != UCT_GAUDI_ABI_DRM) {
+    if (emu_abi()->logs_invalid_ioctl) {
         emu_log_kernel_error();
     }
 

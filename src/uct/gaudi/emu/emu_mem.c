@@ -94,7 +94,7 @@ static int emu_mem_free(emu_ctx_t *ctx, union hl_mem_args *args)
         ret = -EINVAL;
     } else if (alloc->map_count != 0) {
         ret = -EINVAL;          /* "handle is mapped, cannot free" */
-    } else if ((emu_g.cfg.abi == UCT_GAUDI_ABI_MISC) &&
+    } else if (emu_abi()->export_handle &&
                emu_dmabuf_range_exported(ctx, emu_hbm_offset(alloc),
                                          alloc->size)) {
         /* 6.1 exports the handle: "handle is exported, cannot free" while
@@ -299,7 +299,7 @@ int emu_mem_ioctl(emu_ctx_t *ctx, union hl_mem_args *args)
         /* only the out-of-tree driver has it, and it speaks the DRM
          * generation */
         return (emu_g.cfg.oot_import &&
-                (emu_g.cfg.abi == UCT_GAUDI_ABI_DRM)) ?
+                emu_abi()->import_op) ?
                emu_mem_import(ctx, args) : emu_mem_unknown_op();
     case HL_MEM_OP_MAP_BLOCK:
     case HL_MEM_OP_TS_ALLOC:

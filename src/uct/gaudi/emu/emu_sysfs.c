@@ -78,23 +78,13 @@ typedef int (*emu_sys_child_cb_t)(const char *name,
                                   const emu_sys_node_t *node, void *arg);
 
 
-static int emu_sys_is_misc(void)
-{
-    return emu_g.cfg.abi == UCT_GAUDI_ABI_MISC;
-}
-
-static int emu_sys_is_drm(void)
-{
-    return emu_g.cfg.abi == UCT_GAUDI_ABI_DRM;
-}
-
 static void emu_sys_node_name(int dev, int control, char *buf, size_t max)
 {
-    if (emu_sys_is_misc()) {
-        snprintf(buf, max, control ? "hl_controlD%d" : "hl%d", dev);
-    } else {
-        snprintf(buf, max, control ? "accel_controlD%d" : "accel%d", dev);
-    }
+    const char *fmt = control ? emu_abi()->control_fmt :
+                                emu_abi()->compute_fmt;
+
+    /* the node's name: its path's last part */
+    snprintf(buf, max, strrchr(fmt, '/') + 1, dev);
 }
 
 void emu_sys_node_path(int dev, int control, char *buf, size_t max)
@@ -102,14 +92,13 @@ void emu_sys_node_path(int dev, int control, char *buf, size_t max)
     char name[32];
 
     emu_sys_node_name(dev, control, name, sizeof(name));
-    snprintf(buf, max, emu_sys_is_misc() ? "/dev/%s" : "/dev/accel/%s",
-             name);
+    snprintf(buf, max, "%s/%s", emu_abi()->node_dir, name);
 }
 
 static void emu_sys_char_dev(int dev, int control, unsigned *major,
                              unsigned *minor)
 {
-    if (emu_sys_is_misc()) {
+    if (!emu_abi()->accel) {
         *major = EMU_MISC_MAJOR;
         *minor = 2 * dev + !!control;
     } else {
@@ -323,7 +312,7 @@ static int emu_sys_emit_cdev(emu_sys_child_cb_t cb, void *arg,
     }
 
     /* DRM era: the driver attributes live on the PCI function */
-    return emu_sys_is_drm() ? 0 :
+    return emu_abi()->attrs_on_pci ? 0 :
            emu_sys_emit_attrs(cb, arg, dir->dev, 0, EMU_ATTR_HL_LAST);
 }
 
@@ -337,7 +326,7 @@ static int emu_sys_children(const emu_sys_node_t *dir, emu_sys_child_cb_t cb,
         return emu_sys_emit(cb, arg, "dev", EMU_SYS_DEV, -1, 0) ||
                emu_sys_emit(cb, arg, "sys", EMU_SYS_SYS, -1, 0);
     case EMU_SYS_DEV:
-        return emu_sys_is_misc() ?
+        return !emu_abi()->accel ?
                emu_sys_emit_nodes(cb, arg, EMU_SYS_NODE_COMPUTE,
                                   EMU_SYS_NODE_CONTROL) :
                emu_sys_emit(cb, arg, "accel", EMU_SYS_DEV_ACCEL, -1, 0);
@@ -357,8 +346,7 @@ static int emu_sys_children(const emu_sys_node_t *dir, emu_sys_child_cb_t cb,
                emu_sys_emit(cb, arg, "version", EMU_SYS_ATTR, -1,
                             EMU_ATTR_MODULE_VERSION) : 0;
     case EMU_SYS_CLASS:
-        return emu_sys_emit(cb, arg, emu_sys_is_misc() ? "habanalabs" :
-                                                         "accel",
+        return emu_sys_emit(cb, arg, emu_abi()->sysfs_class,
                             EMU_SYS_CLASS_DIR, -1, 0);
     case EMU_SYS_CLASS_DIR:
         return emu_sys_emit_nodes(cb, arg, EMU_SYS_CDEV_COMPUTE,
@@ -369,7 +357,7 @@ static int emu_sys_children(const emu_sys_node_t *dir, emu_sys_child_cb_t cb,
     case EMU_SYS_PCI:
         ret = emu_sys_emit_attrs(cb, arg, dir->dev, EMU_ATTR_HL_LAST,
                                  EMU_ATTR_PCI_LAST);
-        return (ret || !emu_sys_is_drm()) ? ret :
+        return (ret || !emu_abi()->attrs_on_pci) ? ret :
                emu_sys_emit_attrs(cb, arg, dir->dev, 0, EMU_ATTR_HL_LAST);
     case EMU_SYS_BUS:
         return emu_sys_emit(cb, arg, "pci", EMU_SYS_BUS_PCI, -1, 0);
