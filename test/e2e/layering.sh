@@ -115,3 +115,20 @@ bad=$(grep -HnE '(==|!=|<|>)\s*UCT_GAUDI_ABI_[A-Z]|UCT_GAUDI_ABI_[A-Z]+\s*(==|!=
 [ -z "$bad" ] || fail "an ABI generation compared outside the descriptor" \
                       "table of drv/gaudi_abi.h: $bad"
 ok "ABI generations are told apart only by drv/gaudi_abi.h's descriptors"
+
+# Functions stay short enough to read at once: under 80 lines from the
+# opening brace (at the start of a line, as every function here has it) to
+# the closing one
+long=$(perl -ne '
+    s{//.*}{}; s{"(?:[^"\\]|\\.)*"}{""}g; s{'"'"'(?:[^'"'"'\\]|\\.)*'"'"'}{}g;
+    if (/^\{/ && !$depth) { $start = $.; }
+    $depth += () = /\{/g;
+    $depth -= () = /\}/g;
+    if ($start && !$depth) {
+        print "$ARGV:$start: ", $. - $start + 1, " lines\n"
+            if $. - $start + 1 >= 80;
+        $start = 0;
+    }
+    close ARGV if eof;' "$src"/uct/gaudi/*/*.c "$src"/tools/perf/gaudi/*.c)
+[ -z "$long" ] || fail "functions of 80 lines or more: $long"
+ok "every function in src/ is under 80 lines"

@@ -86,10 +86,40 @@ ucs_status_t uct_gaudi_share_prepare(uct_gaudi_dev_t *dev, uint64_t addr,
     return UCS_OK;
 }
 
+/* The export request of @a mem, in the form the driver wants (whole: the
+ * chunk, else the allocation) */
+static void uct_gaudi_share_export_args(const uct_gaudi_mem_t *mem, int whole,
+                                        union hl_mem_args *args)
+{
+    struct uct_gaudi_mem_export_in in;
+
+    if (whole && uct_gaudi_ioctl_abi_desc()->export_handle) {
+        /* 6.1: the ALLOC handle, no offset: the whole chunk */
+        in.addr     = mem->handle;
+        in.offset   = 0;
+        in.mem_size = mem->chunk_length;
+    } else if (whole) {
+        /* the chunk's MAP VA at offset 0: right whatever the driver does
+         * with an offset */
+        in.addr     = mem->chunk_dva;
+        in.offset   = 0;
+        in.mem_size = mem->chunk_length;
+    } else {
+        /* Gaudi2+: the chunk's MAP VA + offset; Gaudi1: physical */
+        in.addr     = mem->chunk_dva;
+        in.offset   = mem->dva - mem->chunk_dva;
+        in.mem_size = mem->length;
+    }
+
+    memset(args, 0, sizeof(*args));
+    memcpy(&args->in, &in, sizeof(in));
+    args->in.op    = HL_MEM_OP_EXPORT_DMABUF_FD;
+    args->in.flags = O_RDWR | O_CLOEXEC;
+}
+
 ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
                                   size_t length, uct_gaudi_export_t *exp)
 {
-    struct uct_gaudi_mem_export_in in;
     union hl_mem_args args;
     uct_gaudi_mem_t mem;
     ucs_status_t status;
@@ -115,28 +145,7 @@ ucs_status_t uct_gaudi_share_export(uct_gaudi_dev_t *dev, uint64_t addr,
         return UCS_ERR_INVALID_ADDR;
     }
 
-    if (whole && uct_gaudi_ioctl_abi_desc()->export_handle) {
-        /* 6.1: the ALLOC handle, no offset: the whole chunk */
-        in.addr     = mem.handle;
-        in.offset   = 0;
-        in.mem_size = mem.chunk_length;
-    } else if (whole) {
-        /* the chunk's MAP VA at offset 0: right whatever the driver does
-         * with an offset */
-        in.addr     = mem.chunk_dva;
-        in.offset   = 0;
-        in.mem_size = mem.chunk_length;
-    } else {
-        /* Gaudi2+: the chunk's MAP VA + offset; Gaudi1: physical */
-        in.addr     = mem.chunk_dva;
-        in.offset   = mem.dva - mem.chunk_dva;
-        in.mem_size = mem.length;
-    }
-
-    memset(&args, 0, sizeof(args));
-    memcpy(&args.in, &in, sizeof(in));
-    args.in.op    = HL_MEM_OP_EXPORT_DMABUF_FD;
-    args.in.flags = O_RDWR | O_CLOEXEC;
+    uct_gaudi_share_export_args(&mem, whole, &args);
 
     /* EINVAL for an allocation of ours, asked for in the form the driver
      * wants: what is left is validate_export_params's check that every page

@@ -303,12 +303,67 @@ static ucs_status_t uct_gaudi_ipc_cache_import(uct_gaudi_ipc_cache_t *cache,
     return status;
 }
 
+/* A cached mapping of @a key, held for the caller, or NULL; cache->lock
+ * held */
+static uct_gaudi_ipc_map_t *
+uct_gaudi_ipc_cache_hit(uct_gaudi_ipc_cache_t *cache,
+                        const uct_gaudi_ipc_rkey_t *key)
+{
+    uct_gaudi_ipc_peer_t *peer;
+    uct_gaudi_ipc_map_t *hit;
+
+    if (!cache->enabled) {
+        return NULL;
+    }
+
+    peer = uct_gaudi_ipc_cache_peer(cache, &key->srv.id, 0);
+    hit  = (peer != NULL) ? uct_gaudi_ipc_cache_lookup(peer, key) : NULL;
+    if (hit != NULL) {
+        ++hit->refcount;
+        ++cache->num_hits;
+        UCS_STATS_UPDATE_COUNTER(cache->stats, UCT_GAUDI_IPC_CACHE_STAT_HITS,
+                                 1);
+        ucs_list_del(&hit->lru);
+        ucs_list_add_tail(&cache->lru, &hit->lru);
+    }
+
+    return hit;
+}
+
+/* @a map becomes the mapping of @a key imported at @a dva, held for the
+ * caller, and is cached unless another thread cached the same meanwhile;
+ * cache->lock held */
+static void uct_gaudi_ipc_cache_add(uct_gaudi_ipc_cache_t *cache,
+                                    const uct_gaudi_ipc_rkey_t *key,
+                                    uct_gaudi_ipc_map_t *map, uint64_t dva)
+{
+    uct_gaudi_ipc_peer_t *peer;
+
+    map->super.start = key->base;
+    map->super.end   = key->base + key->length;
+    map->peer_id     = key->srv.id;
+    map->pid         = key->pid;
+    map->export_id   = key->export_id;
+    map->cookie      = key->cookie;
+    map->dva         = dva;
+    map->refcount    = 1;
+    ++cache->num_imports;
+    UCS_STATS_UPDATE_COUNTER(cache->stats, UCT_GAUDI_IPC_CACHE_STAT_MISSES, 1);
+    if (!cache->enabled) {
+        return;
+    }
+
+    peer = uct_gaudi_ipc_cache_peer(cache, &key->srv.id, 1);
+    if ((peer != NULL) && (uct_gaudi_ipc_cache_lookup(peer, key) == NULL)) {
+        uct_gaudi_ipc_cache_insert(cache, peer, map);
+    }
+}
+
 ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
                                      const uct_gaudi_ipc_rkey_t *key,
                                      uct_gaudi_ipc_map_t **map_p)
 {
     uct_gaudi_ipc_importing_t importing;
-    uct_gaudi_ipc_peer_t *peer;
     uct_gaudi_ipc_map_t *map, *hit;
     ucs_status_t status;
     uint64_t dva;
@@ -335,21 +390,12 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
     importing.cookie    = key->cookie;
     importing.revoked   = 0;
     pthread_mutex_lock(&cache->lock);
-    if (cache->enabled) {
-        peer = uct_gaudi_ipc_cache_peer(cache, &key->srv.id, 0);
-        hit  = (peer != NULL) ? uct_gaudi_ipc_cache_lookup(peer, key) : NULL;
-        if (hit != NULL) {
-            ++hit->refcount;
-            ++cache->num_hits;
-            UCS_STATS_UPDATE_COUNTER(cache->stats,
-                                     UCT_GAUDI_IPC_CACHE_STAT_HITS, 1);
-            ucs_list_del(&hit->lru);
-            ucs_list_add_tail(&cache->lru, &hit->lru);
-            pthread_mutex_unlock(&cache->lock);
-            ucs_free(map);
-            *map_p = hit;
-            return UCS_OK;
-        }
+    hit = uct_gaudi_ipc_cache_hit(cache, key);
+    if (hit != NULL) {
+        pthread_mutex_unlock(&cache->lock);
+        ucs_free(map);
+        *map_p = hit;
+        return UCS_OK;
     }
     ucs_list_add_tail(&cache->importing, &importing.list);
     pthread_mutex_unlock(&cache->lock);
@@ -368,27 +414,8 @@ ucs_status_t uct_gaudi_ipc_cache_get(uct_gaudi_ipc_cache_t *cache,
         status = UCS_ERR_CANCELED;
     }
     if (status == UCS_OK) {
-        map->super.start = key->base;
-        map->super.end   = key->base + key->length;
-        map->peer_id     = key->srv.id;
-        map->pid         = key->pid;
-        map->export_id   = key->export_id;
-        map->cookie      = key->cookie;
-        map->dva         = dva;
-        map->refcount    = 1;
-        ++cache->num_imports;
-        UCS_STATS_UPDATE_COUNTER(cache->stats,
-                                 UCT_GAUDI_IPC_CACHE_STAT_MISSES, 1);
-        if (cache->enabled) {
-            peer = uct_gaudi_ipc_cache_peer(cache, &key->srv.id, 1);
-            /* unless another thread cached the same meanwhile */
-            if ((peer != NULL) &&
-                (uct_gaudi_ipc_cache_lookup(peer, key) == NULL)) {
-                uct_gaudi_ipc_cache_insert(cache, peer, map);
-            }
-        }
-    }
-    if (status != UCS_OK) {
+        uct_gaudi_ipc_cache_add(cache, key, map, dva);
+    } else {
         ++cache->num_failed;
     }
     pthread_mutex_unlock(&cache->lock);

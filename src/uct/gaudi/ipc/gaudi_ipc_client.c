@@ -163,67 +163,36 @@ static int uct_gaudi_ipc_client_wait(int sock, ucs_time_t deadline)
     return 0;
 }
 
-ucs_status_t uct_gaudi_ipc_srv_get_fd(const uct_gaudi_ipc_srv_t *srv,
-                                      const uct_gaudi_ipc_entry_t *peer,
-                                      pid_t pid, uint64_t export_id,
-                                      uint64_t cookie, double timeout,
-                                      int *fd_p)
+/* Ask the fd server connected at @a sock for export {export_id, cookie};
+ * its descriptor in @a fd_p */
+static ucs_status_t
+uct_gaudi_ipc_client_request_fd(const uct_gaudi_ipc_srv_t *srv, int sock,
+                                pid_t pid, uint64_t export_id,
+                                uint64_t cookie, ucs_time_t deadline,
+                                double timeout, int *fd_p)
 {
-    ucs_time_t start    = ucs_get_time();
-    ucs_time_t deadline = start + ucs_time_from_sec(timeout);
-    char name[UCT_GAUDI_IPC_ENTRY_NAME_MAX];
-    double budget       = ucs_min(timeout,
-                                  UCT_GAUDI_IPC_CLIENT_CONNECT_BUDGET);
     uct_gaudi_ipc_msg_t msg, reply;
-    const char *reason;
     ucs_status_t status;
     pid_t server_pid;
-    int sock, fd, err;
     ssize_t len;
-
-    status = uct_gaudi_ipc_srv_check_entry(srv, peer, &reason);
-    if (status != UCS_OK) {
-        ucs_diag("gaudi_ipc: cannot reach pid %d: %s", (int)pid, reason);
-        return UCS_ERR_UNREACHABLE;
-    }
-
-    uct_gaudi_ipc_srv_entry_name(&peer->id, 0, name);
-    status = uct_gaudi_ipc_client_connect(srv, name,
-                                          start + ucs_time_from_sec(budget),
-                                          &sock);
-    if (status == UCS_ERR_TIMED_OUT) {
-        ucs_diag("gaudi_ipc: the queue of pid %d's fd server stayed full for "
-                 "%.2f s", (int)pid, budget);
-        return UCS_ERR_TIMED_OUT;
-    } else if (status != UCS_OK) {
-        err = errno;
-        ucs_diag("gaudi_ipc: cannot reach pid %d at %s/%s: %s", (int)pid,
-                 srv->dir.path, name, strerror(err));
-        if (err == ECONNREFUSED) {
-            uct_gaudi_ipc_client_forget(srv, &peer->id);
-        }
-        return UCS_ERR_UNREACHABLE;
-    }
+    int fd;
 
     /* nothing goes to a server before we know it is of our uid */
     if (!uct_gaudi_ipc_sock_peer_is_ours(sock, "the fd server", &server_pid)) {
-        status = UCS_ERR_UNREACHABLE;
-        goto out;
+        return UCS_ERR_UNREACHABLE;
     }
 
     uct_gaudi_ipc_msg_init(srv, &msg, UCT_GAUDI_IPC_MSG_GET_FD, export_id,
                            cookie);
     if (uct_gaudi_ipc_sock_send(sock, &msg, -1) != sizeof(msg)) {
         ucs_diag("gaudi_ipc: failed to send to pid %d: %m", (int)pid);
-        status = UCS_ERR_UNREACHABLE;
-        goto out;
+        return UCS_ERR_UNREACHABLE;
     }
 
     if (!uct_gaudi_ipc_client_wait(sock, deadline)) {
         ucs_error("gaudi_ipc: pid %d did not answer in %.1f s", (int)pid,
                   timeout);
-        status = UCS_ERR_TIMED_OUT;
-        goto out;
+        return UCS_ERR_TIMED_OUT;
     }
 
     len = uct_gaudi_ipc_sock_recv_fd(sock, &reply, &fd);
@@ -250,7 +219,50 @@ ucs_status_t uct_gaudi_ipc_srv_get_fd(const uct_gaudi_ipc_srv_t *srv,
         status = UCS_ERR_IO_ERROR;
     }
 
-out:
+    return status;
+}
+
+ucs_status_t uct_gaudi_ipc_srv_get_fd(const uct_gaudi_ipc_srv_t *srv,
+                                      const uct_gaudi_ipc_entry_t *peer,
+                                      pid_t pid, uint64_t export_id,
+                                      uint64_t cookie, double timeout,
+                                      int *fd_p)
+{
+    ucs_time_t start    = ucs_get_time();
+    ucs_time_t deadline = start + ucs_time_from_sec(timeout);
+    char name[UCT_GAUDI_IPC_ENTRY_NAME_MAX];
+    double budget       = ucs_min(timeout,
+                                  UCT_GAUDI_IPC_CLIENT_CONNECT_BUDGET);
+    const char *reason;
+    ucs_status_t status;
+    int sock, err;
+
+    status = uct_gaudi_ipc_srv_check_entry(srv, peer, &reason);
+    if (status != UCS_OK) {
+        ucs_diag("gaudi_ipc: cannot reach pid %d: %s", (int)pid, reason);
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    uct_gaudi_ipc_srv_entry_name(&peer->id, 0, name);
+    status = uct_gaudi_ipc_client_connect(srv, name,
+                                          start + ucs_time_from_sec(budget),
+                                          &sock);
+    if (status == UCS_ERR_TIMED_OUT) {
+        ucs_diag("gaudi_ipc: the queue of pid %d's fd server stayed full for "
+                 "%.2f s", (int)pid, budget);
+        return UCS_ERR_TIMED_OUT;
+    } else if (status != UCS_OK) {
+        err = errno;
+        ucs_diag("gaudi_ipc: cannot reach pid %d at %s/%s: %s", (int)pid,
+                 srv->dir.path, name, strerror(err));
+        if (err == ECONNREFUSED) {
+            uct_gaudi_ipc_client_forget(srv, &peer->id);
+        }
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    status = uct_gaudi_ipc_client_request_fd(srv, sock, pid, export_id,
+                                             cookie, deadline, timeout, fd_p);
     close(sock);
     return status;
 }
