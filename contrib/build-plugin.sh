@@ -3,7 +3,7 @@
 # build of the same checkout (contrib/test.sh runs both):
 #
 #  1. UCX 1.22.0 from the vendored source into build/install-1.22
-#     (contrib/build-ucx122.sh; cached like the 1.13.1 build);
+#     (contrib/build-ucx.sh 1.22.0; cached like the 1.13.1 build);
 #  2. this source tree, configured --with-ucx=<that UCX tree>, in a build
 #     directory of its own (build/plugin-1.22): configure refuses a source
 #     directory that is already configured for another build (the in-tree
@@ -16,7 +16,7 @@
 #     "env": what test/run-tests.sh needs to run them.
 #
 # UCX122_CONFIG=release does all of it against the release configuration of
-# UCX 1.22 (contrib/build-ucx122.sh: what pip wheels and distributions ship),
+# UCX 1.22 (contrib/ucx/1.22.0.bash: what pip wheels and distributions ship),
 # in directories of its own (build/plugin-1.22-release,
 # build/install-plugin-1.22-release).
 #
@@ -85,7 +85,7 @@ sync_sources() {
 
 build() {
     local t0=$SECONDS
-    "$top/contrib/build-ucx122.sh" install >&2
+    "$top/contrib/build-ucx.sh" 1.22.0 install >&2
     sync_sources
     cd "$dir"
     if [ ! -x configure ] || [ ! -f Makefile.in ]; then

@@ -71,8 +71,8 @@ log "building UCX + gaudi --with-valgrind into $prefix (about 3 min on 2" \
     export UCX_SRC="$ucx" UCX_ORIGIN=dir PREFIX="$prefix" BUILD_DIR="$vg" \
            UCX_CONFIGURE_FLAGS="--with-valgrind --disable-static
                                 --without-verbs --without-rdmacm"
-    "$top/contrib/build-ucx.sh" build
-    "$top/contrib/build-ucx.sh" install
+    "$top/contrib/build-ucx.sh" 1.13.1 build
+    "$top/contrib/build-ucx.sh" 1.13.1 install
 ) | sed 's/^/    /'
 log "built in $((SECONDS - t0)) s"
 

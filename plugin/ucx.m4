@@ -9,8 +9,8 @@
 # DIR is a UCX source tree, configured and built, whose "make install" is the
 # UCX the plugin will run in: the plugin includes UCX's internal headers
 # (uct/base/*.h, ucs/debug/log.h, ...) and DIR/config.h, which are not
-# installed, and links the installed -luct -lucs. contrib/build-ucx122.sh
-# makes one: build/src/ucx-1.22.0, installed into build/install-1.22.
+# installed, and links the installed -luct -lucs. contrib/build-ucx.sh
+# 1.22.0 makes one: build/src/ucx-1.22.0, installed into build/install-1.22.
 #
 # What the plugin compiles against is decided here by feature checks on DIR's
 # headers, one per API difference the sources have to follow (and two on
@@ -71,7 +71,7 @@ AC_ARG_WITH([ucx],
         [Build the out-of-tree plugin (libuct_hlgaudi.so.0) against this
          configured and built UCX source tree and the UCX installed from it
          (UCX >= 1.18, e.g. build/src/ucx-1.22.0 made by
-         contrib/build-ucx122.sh), instead of grafting the module into
+         contrib/build-ucx.sh 1.22.0), instead of grafting the module into
          Debian's UCX 1.13.1])],
     [], [with_ucx=no])
 AC_ARG_WITH([ucx-prefix],
@@ -92,7 +92,7 @@ AS_IF([test "x$with_ucx" != "xno"], [
     AS_IF([test -f "$UCX_PLUGIN_SRC/config.h" &&
            test -f "$UCX_PLUGIN_SRC/src/uct/api/version.h"], [],
           [AC_MSG_ERROR([--with-ucx=$with_ucx is not configured (no config.h):
-                         run its configure (contrib/build-ucx122.sh does)])])
+                         run its configure (contrib/build-ucx.sh 1.22.0 does)])])
     AS_IF([grep -q 'uct_MODULES' "$UCX_PLUGIN_SRC/config.h" &&
            test -f "$UCX_PLUGIN_SRC/src/ucs/sys/module.c" &&
            grep -q 'plugin_path' "$UCX_PLUGIN_SRC/src/ucs/sys/module.c"], [],

@@ -1,5 +1,5 @@
 # Where the plugin build's UCX 1.22.0 source comes from
-# (contrib/build-ucx122.sh source): UCX122_TARBALL when set, else the
+# (contrib/build-ucx.sh 1.22.0 source): UCX122_TARBALL when set, else the
 # vendored archive when it is there, else tag v1.22.0 fetched by git and
 # accepted only as the release's commit. A user's clone has no vendored
 # archive: every way of not having the source must end with a message that
@@ -7,7 +7,7 @@
 # Nothing here builds; no network is used (the "download" is from a local
 # repository).
 . "$(dirname "$0")/common.bash"
-script=$(cd "$(dirname "$0")/../.." && pwd)/contrib/build-ucx122.sh
+script=$(cd "$(dirname "$0")/../.." && pwd)/contrib/build-ucx.sh
 tmp=$(mktemp -d /tmp/ucx-gaudi-ucx122-source.XXXXXX)
 trap 'rm -rf "$tmp" "$UCX_GAUDI_EMU_STATE_DIR"' EXIT
 out=$tmp/out
@@ -20,7 +20,7 @@ source_action() {
     env -u UCX122_TARBALL -u UCX122_SHA256 -u UCX122_VENDOR_DIR \
         -u UCX122_GIT_URL -u UCX122_COMMIT BUILD_DIR="$tmp/build" \
         UCX122_VENDOR_DIR="$tmp/no-vendor" UCX122_GIT_URL="$tmp/no-repo" \
-        "$@" bash "$script" source > "$out" 2>&1 || rc=$?
+        "$@" bash "$script" 1.22.0 source > "$out" 2>&1 || rc=$?
     if [ "$expect" = ok ] && [ $rc -ne 0 ]; then
         fail "source $*: exit $rc: $(tail -n 5 "$out")"
     elif [ "$expect" = fail ] && [ $rc -eq 0 ]; then
