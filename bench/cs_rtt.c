@@ -15,7 +15,7 @@
  * prints: average usec per round trip
  */
 
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,7 +18,7 @@
 #include "dbufsink.h"
 
 #include <uct/gaudi/gaudi_ucx_compat.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_md.h>
 #include <ucs/debug/log.h>

@@ -14,7 +14,7 @@ for h in misc/habanalabs.h drm/habanalabs_accel.h; do
     echo '#error "the habanalabs uAPI header must not be needed"' \
         > "$work/none/$h"
 done
-printf '#include <uct/gaudi/drv/gaudi_abi.h>\nint main(void) { return 0; }\n' \
+printf '#include <uct/gaudi/seam/gaudi_abi.h>\nint main(void) { return 0; }\n' \
     > "$work/abi.c"
 "$cc" -std=gnu11 -Wall -Werror -fsyntax-only -I"$work/none" -I"$src" \
     "$work/abi.c" > "$work/none.log" 2>&1 ||

@@ -33,7 +33,7 @@
 #include "dbufsink.h"
 
 #include <ucp/api/ucp.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>

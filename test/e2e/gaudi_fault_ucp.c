@@ -49,7 +49,7 @@
 #endif
 #include <ucp/api/ucp.h>
 #include <ucs/debug/log_def.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 
 #include <dirent.h>
 #include <dlfcn.h>

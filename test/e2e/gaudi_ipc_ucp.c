@@ -82,7 +82,7 @@
 #define _GNU_SOURCE /* UCX's config.h, included first, may have it */
 #endif
 #include <ucp/api/ucp.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 
 #include <arpa/inet.h>
 #include <dirent.h>

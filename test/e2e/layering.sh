@@ -88,7 +88,10 @@ ok "every function declared in drv/gaudi_X.h is named uct_gaudi_X_*"
 : "${GAUDI_UCX_TREE:?the UCX source tree of this build}"
 top=$(dirname "$src")
 mentions=$(cd "$top" &&
-           grep -rhoP '(?<![\w/.<-])(?:(?:src/uct/gaudi/)?(?:base|drv|emu|copy|ipc|seam)/[a-z0-9_]+\.(?:c|h|am)|(?:test|contrib|docs|bench|plugin)/[a-z0-9_/.-]*[a-z0-9_]\.(?:c|h|cc|sh|bash|am|m4|md|in|supp|patch)|(?:gaudi|emu)_[a-z0-9_]+\.(?:c|h|cc))\b' \
+           grep -rhoIP --include='*.[ch]' --include='*.cc' --include='*.sh' \
+               --include='*.bash' --include='*.md' --include='*.am' \
+               --include='*.m4' --include='*.ac' --include='*.in' \
+               --include='*.mk' '(?<![\w/.<-])(?:(?:src/uct/gaudi/)?(?:base|drv|emu|copy|ipc|seam)/[a-z0-9_]+\.(?:c|h|am)|(?:test|contrib|docs|bench|plugin)/[a-z0-9_/.-]*[a-z0-9_]\.(?:c|h|cc|sh|bash|am|m4|md|in|supp|patch)|(?:gaudi|emu)_[a-z0-9_]+\.(?:c|h|cc))\b' \
                src docs README.md test contrib plugin bench Makefile.am \
                configure.ac 2>/dev/null | sort -u)
 missing=""
@@ -109,12 +112,12 @@ ok "every file of ours named in a comment or a doc exists" \
    "($(echo "$mentions" | wc -w) names)"
 
 # ABI generations are told apart in one place: the descriptor table of
-# drv/gaudi_abi.h (uct_gaudi_abi_desc); no code compares generations
+# seam/gaudi_abi.h (uct_gaudi_abi_desc); no code compares generations
 bad=$(grep -HnE '(==|!=|<|>)\s*UCT_GAUDI_ABI_[A-Z]|UCT_GAUDI_ABI_[A-Z]+\s*(==|!=|<|>)|case UCT_GAUDI_ABI_' \
-          "$g"/*/*.[ch] | grep -v '^[^:]*/drv/gaudi_abi\.h:' || true)
+          "$g"/*/*.[ch] | grep -v '^[^:]*/seam/gaudi_abi\.h:' || true)
 [ -z "$bad" ] || fail "an ABI generation compared outside the descriptor" \
-                      "table of drv/gaudi_abi.h: $bad"
-ok "ABI generations are told apart only by drv/gaudi_abi.h's descriptors"
+                      "table of seam/gaudi_abi.h: $bad"
+ok "ABI generations are told apart only by seam/gaudi_abi.h's descriptors"
 
 # Functions stay short enough to read at once: under 80 lines from the
 # opening brace (at the start of a line, as every function here has it) to
@@ -132,3 +135,13 @@ long=$(perl -ne '
     close ARGV if eof;' "$src"/uct/gaudi/*/*.c "$src"/tools/perf/gaudi/*.c)
 [ -z "$long" ] || fail "functions of 80 lines or more: $long"
 ok "every function in src/ is under 80 lines"
+
+# seam/ is the contract drv/ and emu/ share: plain C, and neither side
+# includes the other
+bad=$(grep -Hn '#include' "$g"/seam/*.h |
+      grep -vE '#include (<(linux|sys)/[a-z_]+\.h>|<std[a-z]+\.h>|<uct/gaudi/seam/gaudi_[a-z_]+\.h>|"gaudi_abi_layout\.h")' || true)
+[ -z "$bad" ] || fail "seam/ includes more than system headers and seam/: $bad"
+bad=$(includes "$g"/emu/*.[ch] | grep -E ': (drv|base|copy|ipc)/' || true)
+bad+=$(includes "$g"/drv/*.[ch] | grep ': emu/' || true)
+[ -z "$bad" ] || fail "drv/ and emu/ include each other: $bad"
+ok "seam/ is plain C; drv/ and emu/ meet only in it"

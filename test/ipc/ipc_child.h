@@ -28,7 +28,7 @@
 
 #include <uct/api/uct.h>
 #include <uct/gaudi/ipc/gaudi_ipc_proto.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 
 #include <stdint.h>
 #include <functional>

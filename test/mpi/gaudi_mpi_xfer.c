@@ -29,7 +29,7 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <ucp/api/ucp.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 
 #include <dlfcn.h>
 #include <limits.h>

@@ -32,7 +32,7 @@ extern "C" {
 #include <uct/gaudi/drv/gaudi_own.h>
 #include <uct/gaudi/drv/gaudi_pool.h>
 #include <uct/gaudi/drv/gaudi_seam.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 #include <ucs/debug/log_def.h>
 }
 

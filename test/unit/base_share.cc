@@ -19,7 +19,7 @@
 extern "C" {
 #include <uct/gaudi/drv/gaudi_dma.h>
 #include <uct/gaudi/drv/gaudi_share.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 }
 
 using namespace gaudi_base_test;

@@ -15,7 +15,7 @@
 #endif
 
 extern "C" {
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 }
 
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 #
 # Intel Gaudi transports (gaudi_copy, gaudi_ipc). The module talks to the
 # habanalabs kernel uAPI directly (no libhlthunk) through its own ABI header
-# (drv/gaudi_abi.h), so it needs only the generic Linux uAPI headers
+# (seam/gaudi_abi.h), so it needs only the generic Linux uAPI headers
 # (linux/ioctl.h, linux/types.h), libcjson (GAUDI_MAPPING_TABLE) and libnuma.
 # A system habanalabs header (<misc/habanalabs.h> up to Linux 6.2,
 # <drm/habanalabs_accel.h> from 6.3) is optional: when present, the build

@@ -28,7 +28,7 @@
 #endif
 
 #ifdef UCT_GAUDI_ABI_SYSTEM_HEADER
-#  include "gaudi_abi_layout.h"
+#  include <uct/gaudi/seam/gaudi_abi_layout.h>
 
 /* each message names what differs (stringified before expansion) */
 #  define UCT_GAUDI_ABI_SYS_SIZE(_type, _size) \

@@ -12,7 +12,7 @@
  * location, NUMA node, DRAM geometry, status, UCS topology registration.
  */
 
-#include "gaudi_abi.h"
+#include <uct/gaudi/seam/gaudi_abi.h>
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/sys/topo/base/topo.h>

@@ -8,7 +8,7 @@
 #  include "config.h"
 #endif
 
-#include "gaudi_drv.h"
+#include <uct/gaudi/seam/gaudi_drv.h>
 
 #include <sys/ioctl.h>
 #include <sys/mman.h>

@@ -13,7 +13,7 @@
  * the driver seam.
  */
 
-#include "gaudi_abi.h"
+#include <uct/gaudi/seam/gaudi_abi.h>
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>

@@ -14,7 +14,7 @@
 #include "gaudi_seam.h"
 
 #include <uct/gaudi/gaudi_ucx_compat.h>
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 #include <ucs/config/parser.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>

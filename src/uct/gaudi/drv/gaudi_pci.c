@@ -9,7 +9,7 @@
 #endif
 
 #include "gaudi_pci.h"
-#include "gaudi_abi.h"
+#include <uct/gaudi/seam/gaudi_abi.h>
 #include "gaudi_seam.h"
 
 #include <ucs/debug/log.h>

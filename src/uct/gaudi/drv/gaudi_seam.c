@@ -11,7 +11,7 @@
 #include "gaudi_seam.h"
 #include "gaudi_config.h"
 
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/string.h>
 #include <dlfcn.h>

@@ -12,7 +12,7 @@
  * (libgaudi_emu.so.0) when UCX_GAUDI_EMU_DEVICES > 0.
  */
 
-#include "gaudi_drv.h"
+#include <uct/gaudi/seam/gaudi_drv.h>
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>

@@ -17,7 +17,7 @@
 #define _GNU_SOURCE
 #endif
 
-#include <uct/gaudi/emu/gaudi_emu.h>
+#include <uct/gaudi/seam/gaudi_emu.h>
 
 /* Every system header the emulator uses comes before the visibility pragma,
  * so that libc/libpthread declarations keep default visibility. */

@@ -11,7 +11,7 @@
 #include "emu_fd.h"
 #include "emu_log.h"
 #include "emu_mem.h"
-#include "gaudi_emu.h"
+#include <uct/gaudi/seam/gaudi_emu.h>
 
 /* Accounting for leak checks (gaudi_emu_get_stats in gaudi_emu.h) */
 

@@ -10,14 +10,14 @@
 /*
  * Public interface of the Gaudi emulator library (libgaudi_emu). It
  * implements the habanalabs user-space ABI behind the driver seam
- * (drv/gaudi_drv.h). The driver library dlopen()s it only when
+ * (seam/gaudi_drv.h). The driver library dlopen()s it only when
  * UCX_GAUDI_EMU_DEVICES > 0; the configuration comes from UCX's config
  * parser (the UCX_GAUDI_EMU_* knobs), so this library does not read the
  * environment itself and does not depend on UCS.
  */
 
-#include <uct/gaudi/drv/gaudi_drv.h>
-#include <uct/gaudi/drv/gaudi_abi.h>
+#include <uct/gaudi/seam/gaudi_drv.h>
+#include <uct/gaudi/seam/gaudi_abi.h>
 #include <stddef.h>
 #include <stdint.h>
 
