@@ -20,7 +20,10 @@
 # shellcheck shell=bash disable=SC2034,SC2154,SC2120  # shared with the callers
 
 # The UCX versions build-ucx.sh builds, each described by
-# contrib/ucx/<version>.bash. A new version: a word here and its file.
+# contrib/ucx/<version>.bash. A new version to build: a word here and its
+# file (to test the plugin against it too: contrib/build-plugin.sh and
+# contrib/test.sh, which name the 1.22 build; docs/design.md, "Where to
+# add").
 UCX_GAUDI_UCX_VERSIONS="1.13.1 1.22.0"
 
 log() { echo "build-ucx: $*"; }

@@ -145,3 +145,12 @@ bad=$(includes "$g"/emu/*.[ch] | grep -E ': (drv|base|copy|ipc)/' || true)
 bad+=$(includes "$g"/drv/*.[ch] | grep ': emu/' || true)
 [ -z "$bad" ] || fail "drv/ and emu/ include each other: $bad"
 ok "seam/ is plain C; drv/ and emu/ meet only in it"
+
+# README's Layout section names every part of the module
+top=$(dirname "$src")
+for d in "$g"/*/; do
+    d=$(basename "$d")
+    grep -qE "^ {8}$d/ " "$top/README.md" ||
+        fail "README.md's Layout section does not name src/uct/gaudi/$d/"
+done
+ok "README.md's Layout section names every directory of src/uct/gaudi"
