@@ -4,6 +4,8 @@
 # gaudi_ipc do not know each other. A new include that breaks this fails
 # here, naming it.
 . "$(dirname "$0")/common.bash"
+# the build's UCX source tree: comments and docs name its files too
+: "${GAUDI_UCX_TREE:?the UCX source tree of this build}"
 
 src=$(cd "$(dirname "$0")/../.." && pwd)/src
 g=$src/uct/gaudi
@@ -85,7 +87,6 @@ ok "every function declared in drv/gaudi_X.h is named uct_gaudi_X_*"
 # No stale path: every file of ours that a comment or a doc names exists
 # (files of UCX's tree, such as base/uct_iface.h or test/gtest/..., are
 # looked up in it: GAUDI_UCX_TREE, the build's UCX source tree)
-: "${GAUDI_UCX_TREE:?the UCX source tree of this build}"
 top=$(dirname "$src")
 mentions=$(cd "$top" &&
            grep -rhoIP --include='*.[ch]' --include='*.cc' --include='*.sh' \
@@ -93,13 +94,15 @@ mentions=$(cd "$top" &&
                --include='*.m4' --include='*.ac' --include='*.in' \
                --include='*.mk' '(?<![\w/.<-])(?:(?:src/uct/gaudi/)?(?:base|drv|emu|copy|ipc|seam)/[a-z0-9_]+\.(?:c|h|am)|(?:test|contrib|docs|bench|plugin)/[a-z0-9_/.-]*[a-z0-9_]\.(?:c|h|cc|sh|bash|am|m4|md|in|supp|patch)|(?:gaudi|emu)_[a-z0-9_]+\.(?:c|h|cc))\b' \
                src docs README.md test contrib plugin bench Makefile.am \
-               configure.ac 2>/dev/null | sort -u)
+               configure.ac | sort -u) ||
+    fail "cannot read the comments and docs (grep -P)"
 missing=""
 for m in $mentions; do
     case $m in
     */*) for d in "$top" "$g" "$src" "$GAUDI_UCX_TREE" \
                   "$GAUDI_UCX_TREE/src" "$GAUDI_UCX_TREE/src/uct"; do
-             [ -e "$d/$m" ] && continue 2
+             # a file configure makes is there as its template
+             [ -e "$d/$m" ] || [ -e "$d/$m.in" ] && continue 2
          done ;;
     *)   [ -n "$(find "$top/src" "$top/test" "$top/bench" -name "$m" \
                      -print -quit)" ] && continue ;;
@@ -113,8 +116,9 @@ ok "every file of ours named in a comment or a doc exists" \
 
 # ABI generations are told apart in one place: the descriptor table of
 # seam/gaudi_abi.h (uct_gaudi_abi_desc); no code compares generations
-bad=$(grep -HnE '(==|!=|<|>)\s*UCT_GAUDI_ABI_[A-Z]|UCT_GAUDI_ABI_[A-Z]+\s*(==|!=|<|>)|case UCT_GAUDI_ABI_' \
-          "$g"/*/*.[ch] | grep -v '^[^:]*/seam/gaudi_abi\.h:' || true)
+bad=$(grep -HnE '([<>]=?|[!=]=)\s*UCT_GAUDI_ABI_[A-Z]|UCT_GAUDI_ABI_[A-Z]+\s*([<>]=?|[!=]=)|case UCT_GAUDI_ABI_' \
+          "$g"/*.h "$g"/*/*.[ch] "$src"/tools/perf/gaudi/*.[ch] |
+      grep -v '^[^:]*/seam/gaudi_abi\.h:' || true)
 [ -z "$bad" ] || fail "an ABI generation compared outside the descriptor" \
                       "table of seam/gaudi_abi.h: $bad"
 ok "ABI generations are told apart only by seam/gaudi_abi.h's descriptors"
@@ -123,7 +127,7 @@ ok "ABI generations are told apart only by seam/gaudi_abi.h's descriptors"
 # opening brace (at the start of a line, as every function here has it) to
 # the closing one
 long=$(perl -ne '
-    s{//.*}{}; s{"(?:[^"\\]|\\.)*"}{""}g; s{'"'"'(?:[^'"'"'\\]|\\.)*'"'"'}{}g;
+    s{//.*}{}; s{/\*.*?\*/}{}g; s{"(?:[^"\\]|\\.)*"}{""}g; s{'"'"'(?:[^'"'"'\\]|\\.)*'"'"'}{}g;
     if (/^\{/ && !$depth) { $start = $.; }
     $depth += () = /\{/g;
     $depth -= () = /\}/g;
@@ -132,7 +136,7 @@ long=$(perl -ne '
             if $. - $start + 1 >= 80;
         $start = 0;
     }
-    close ARGV if eof;' "$src"/uct/gaudi/*/*.c "$src"/tools/perf/gaudi/*.c)
+    ($depth, $start) = (0, 0), close ARGV if eof;' "$src"/uct/gaudi/*/*.c "$src"/tools/perf/gaudi/*.c)
 [ -z "$long" ] || fail "functions of 80 lines or more: $long"
 ok "every function in src/ is under 80 lines"
 

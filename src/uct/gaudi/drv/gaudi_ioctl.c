@@ -12,6 +12,7 @@
 #include "gaudi_abi_check.h"
 #include "gaudi_seam.h"
 
+#include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/string.h>
 #include <errno.h>
@@ -109,6 +110,8 @@ int uct_gaudi_ioctl_oot_release(unsigned *major_p, unsigned *minor_p)
 
 void uct_gaudi_ioctl_set_abi(uct_gaudi_abi_t abi)
 {
+    /* every caller of uct_gaudi_ioctl_abi_desc() takes a descriptor */
+    ucs_assert(uct_gaudi_abi_desc(abi) != NULL);
     uct_gaudi_ioctl_cur_abi = abi;
 }
 
