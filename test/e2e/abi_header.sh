@@ -23,7 +23,8 @@ ok "gaudi_abi.h compiles (and asserts its layout) without any system uAPI header
 
 check() {  # check INCLUDE_DIR: compile the cross-check against that header
     "$cc" -std=gnu11 -Wall -Werror -fsyntax-only -DHAVE_MISC_HABANALABS_H \
-        -I"$1" -I"$PREFIX/include" "$src/uct/gaudi/drv/gaudi_abi_check.c"
+        -I"$1" -I"$src" -I"$PREFIX/include" \
+        "$src/uct/gaudi/drv/gaudi_abi_check.c"
 }
 
 sys=/usr/include/misc/habanalabs.h
