@@ -33,6 +33,14 @@
  * after the other handlers of the async thread had their turn) */
 #define UCT_GAUDI_IPC_SRV_ACCEPT_BURST   16
 
+/* The queues of connections not accepted yet. Requests: short, because a
+ * request waits behind all of its queue (accepted in order), and one that
+ * a flood of our uid keeps full would hold it for SOMAXCONN (4096)
+ * accepts; a client that finds it full waits in the kernel, which wakes it
+ * at the next accept. Revocations: long, for bursts (their makers do not
+ * wait: the timer retries them). */
+#define UCT_GAUDI_IPC_SRV_REQ_BACKLOG    64
+
 /* Silent connections a peer process may keep at once, at the requests'
  * and at the revocations' socket (its own requests come with their
  * connection: a silent one is slow or hostile), and all peers together;
@@ -438,9 +446,9 @@ static ucs_status_t uct_gaudi_ipc_srv_bind(uct_gaudi_ipc_srv_t *srv)
             }
         } else {
             bound[i] = 1;
-            /* the queue of connections not accepted yet: long, for bursts
-             * of importers (each connection costs its maker a descriptor) */
-            if (listen(srv->fds[i], SOMAXCONN) != 0) {
+            if (listen(srv->fds[i], (i == UCT_GAUDI_IPC_SRV_REQUESTS) ?
+                                    UCT_GAUDI_IPC_SRV_REQ_BACKLOG :
+                                    SOMAXCONN) != 0) {
                 ucs_error("gaudi_ipc: failed to listen on %s/%s: %m",
                           srv->dir.path, name);
                 status = UCS_ERR_IO_ERROR;
