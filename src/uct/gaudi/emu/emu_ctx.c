@@ -9,7 +9,6 @@
 #include "emu_ctx.h"
 #include "emu_cb.h"
 #include "emu_dev.h"
-#include "emu_exec.h"
 #include "emu_global.h"
 #include "emu_mem.h"
 
@@ -68,7 +67,9 @@ static void emu_ctx_free(emu_ctx_t *ctx)
 void emu_ctx_destroy(emu_ctx_t *ctx)
 {
     if (ctx->compute) {
-        emu_exec_stop(ctx);
+        if (ctx->exec_stop != NULL) {
+            ctx->exec_stop(ctx);
+        }
         emu_cb_cleanup(ctx);
         emu_mem_cleanup(ctx);
         emu_dev_release(ctx->dev, ctx->sdev, ctx->id);

@@ -126,6 +126,10 @@ typedef struct emu_ctx {
     int             worker_running;
     int             worker_idle; /* waits for a CS, not for a deadline  */
     int             stop;
+    /* stops the engines on this context and aborts what they did not run:
+     * set by whoever starts them on it (emu_open.c, emu_exec_stop), so
+     * that the context does not call up into the engines */
+    void            (*exec_stop)(struct emu_ctx *ctx);
     struct emu_dmabuf *dmabufs;  /* DMA-BUFs exported by this context   */
     int             eventfd;     /* REGISTER_EVENTFD, -1 if none        */
     uint64_t        events;      /* HL_NOTIFIER_EVENT_* not yet read    */

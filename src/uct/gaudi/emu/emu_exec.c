@@ -38,16 +38,6 @@
  */
 
 
-static void emu_exec_notify_one(emu_ctx_t *ctx, void *arg)
-{
-    emu_ctx_event(ctx, *(uint64_t*)arg);
-}
-
-void emu_exec_notify(int dev, uint64_t events)
-{
-    emu_fd_foreach(dev, emu_exec_notify_one, &events);
-}
-
 /* Bytes of user CBs read by the engines, for gaudi_emu_get_stats() */
 static uint64_t emu_exec_cb_fetch_bytes;
 
@@ -223,7 +213,7 @@ static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
         } else if (ret != 0) {
             /* an undefined opcode, or a Gaudi1 page fault (gaudi_handle_eqe
              * only reports it): the CS fails, the device goes on */
-            emu_exec_notify(ctx->dev, HL_NOTIFIER_EVENT_USER_ENGINE_ERR);
+            emu_fd_notify(ctx->dev, HL_NOTIFIER_EVENT_USER_ENGINE_ERR);
             return HL_WAIT_CS_STATUS_ABORTED;
         }
     }

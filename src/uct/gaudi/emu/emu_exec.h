@@ -35,7 +35,4 @@ uint32_t emu_exec_status(emu_ctx_t *ctx, const emu_cs_t *cs, uint64_t now);
 /* Stop the worker; CSs not executed yet end ABORTED */
 void emu_exec_stop(emu_ctx_t *ctx);
 
-/* Notify the contexts of @dev in this process (eventfd + GET_EVENTS) */
-void emu_exec_notify(int dev, uint64_t events);
-
 #endif

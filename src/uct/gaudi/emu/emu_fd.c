@@ -7,7 +7,6 @@
 #include "emu_common.h"
 #include "emu_pid.h"
 #include "emu_fd.h"
-#include "emu_reset.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -233,6 +232,16 @@ void emu_fd_foreach(int dev, void (*cb)(emu_ctx_t *ctx, void *arg),
     pthread_mutex_unlock(&emu_fds.lock);
 }
 
+static void emu_fd_notify_one(emu_ctx_t *ctx, void *arg)
+{
+    emu_ctx_event(ctx, *(uint64_t*)arg);
+}
+
+void emu_fd_notify(int dev, uint64_t events)
+{
+    emu_fd_foreach(dev, emu_fd_notify_one, &events);
+}
+
 static void emu_fd_atfork_prepare(void)
 {
     pthread_mutex_lock(&emu_fds.lock);
@@ -245,7 +254,6 @@ static void emu_fd_atfork_parent(void)
 
 static void emu_fd_atfork_child(void)
 {
-    emu_reset_atfork_child();
     pthread_mutex_init(&emu_fds.lock, NULL);
     pthread_cond_init(&emu_fds.cond, NULL);
 }

@@ -40,6 +40,10 @@ unsigned emu_fd_count(void);
 void emu_fd_foreach(int dev, void (*cb)(emu_ctx_t *ctx, void *arg),
                     void *arg);
 
+/* Send HL_NOTIFIER_EVENT_* @events to every context of device @dev of this
+ * process (hl_notifier_event_send_all walks hdev->fpriv_list) */
+void emu_fd_notify(int dev, uint64_t events);
+
 void emu_fd_atfork_install(void);
 
 #endif

@@ -91,6 +91,7 @@ static int emu_init_locked(const gaudi_emu_config_t *config)
     }
 
     emu_fd_atfork_install();
+    emu_reset_atfork_install();
     emu_g.initialized = 1;
     return 0;
 }

@@ -8,6 +8,7 @@
 #include "emu_open.h"
 #include "emu_ctx.h"
 #include "emu_dev.h"
+#include "emu_exec.h"
 #include "emu_fault.h"
 #include "emu_fd.h"
 #include "emu_global.h"
@@ -72,6 +73,7 @@ static int emu_open_compute(int dev, int flags)
         close(fd);
         return emu_fail(ENOMEM);
     }
+    ctx->exec_stop = emu_exec_stop;
 
     ret = emu_dev_acquire(dev, ctx->sdev, ctx->id);
     if (ret == 0) {

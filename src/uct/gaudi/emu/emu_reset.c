@@ -8,7 +8,7 @@
 #include "emu_reset.h"
 #include "emu_dev.h"
 #include "emu_dmabuf.h"
-#include "emu_exec.h"
+#include "emu_fd.h"
 #include "emu_global.h"
 
 #include <pthread.h>
@@ -214,11 +214,23 @@ void emu_reset_fini(void)
     pthread_mutex_unlock(&emu_reset_lock);
 }
 
-void emu_reset_atfork_child(void)
+static void emu_reset_atfork_child(void)
 {
     /* the watchers stayed in the parent */
     memset(emu_reset_watching, 0, sizeof(emu_reset_watching));
     pthread_mutex_init(&emu_reset_lock, NULL);
+}
+
+static void emu_reset_atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, emu_reset_atfork_child);
+}
+
+void emu_reset_atfork_install(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, emu_reset_atfork_register);
 }
 
 EMU_EXPORT int gaudi_emu_resets_pending(void)
@@ -251,7 +263,7 @@ void emu_reset_cond(int dev, emu_shm_dev_t *sdev, uint64_t events, int tdr)
         /* cs_timedout with reset_on_lockup=0: needs_reset, nothing else;
          * the reset happens when the owner closes the device */
         emu_dev_fail(sdev, HL_DEVICE_STATUS_NEEDS_RESET);
-        emu_exec_notify(dev, events | HL_NOTIFIER_EVENT_DEVICE_UNAVAILABLE);
+        emu_fd_notify(dev, events | HL_NOTIFIER_EVENT_DEVICE_UNAVAILABLE);
         return;
     }
 
@@ -277,7 +289,7 @@ void emu_reset_cond(int dev, emu_shm_dev_t *sdev, uint64_t events, int tdr)
     }
     emu_state_unlock(sdev);
 
-    emu_exec_notify(dev, events);
+    emu_fd_notify(dev, events);
     if (watch) {
         emu_reset_watch(dev);
     }

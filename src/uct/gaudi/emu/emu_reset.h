@@ -35,7 +35,7 @@ int emu_reset_watchdog_active(emu_shm_dev_t *sdev);
 /* Stop the reset watchers of this process (gaudi_emu_fini) */
 void emu_reset_fini(void);
 
-/* In a forked child: the watchers are the parent's */
-void emu_reset_atfork_child(void);
+/* Forget, in a forked child, the watchers (they are the parent's) */
+void emu_reset_atfork_install(void);
 
 #endif

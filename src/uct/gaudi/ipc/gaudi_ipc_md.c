@@ -251,7 +251,8 @@ static ucs_status_t uct_gaudi_ipc_md_srv_revoke(void *arg,
 
 static const uct_gaudi_ipc_srv_ops_t uct_gaudi_ipc_md_srv_ops = {
     .get_fd = uct_gaudi_ipc_md_srv_get_fd,
-    .revoke = uct_gaudi_ipc_md_srv_revoke
+    .revoke = uct_gaudi_ipc_md_srv_revoke,
+    .tick   = uct_gaudi_ipc_srv_revoking_progress
 };
 
 /*

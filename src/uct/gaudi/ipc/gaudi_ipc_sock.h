@@ -64,11 +64,4 @@ ucs_status_t uct_gaudi_ipc_sock_connect(const uct_gaudi_ipc_srv_t *srv,
 int uct_gaudi_ipc_sock_peer_is_ours(int sock, const char *what,
                                     pid_t *pid_p);
 
-
-/* Retry the revocations left to the server's timer whose importer's queue
- * was full, collect the answers that came, give up on those past their
- * deadline (all of them at UCS_TIME_INFINITY). Takes srv->lock. */
-void uct_gaudi_ipc_srv_revoking_progress(uct_gaudi_ipc_srv_t *srv,
-                                         ucs_time_t now);
-
 #endif

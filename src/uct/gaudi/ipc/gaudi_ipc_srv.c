@@ -391,7 +391,7 @@ static void uct_gaudi_ipc_srv_timer(int id, ucs_event_set_types_t events,
     })
     pthread_mutex_unlock(&srv->lock);
 
-    uct_gaudi_ipc_srv_revoking_progress(srv, now);
+    srv->ops->tick(srv, now);
 }
 
 static void uct_gaudi_ipc_srv_close_listeners(uct_gaudi_ipc_srv_t *srv,
@@ -659,7 +659,7 @@ void uct_gaudi_ipc_srv_stop(uct_gaudi_ipc_srv_t *srv)
     }
 
     /* what has not answered by now will not be waited for */
-    uct_gaudi_ipc_srv_revoking_progress(srv, UCS_TIME_INFINITY);
+    srv->ops->tick(srv, UCS_TIME_INFINITY);
     uct_gaudi_ipc_dir_close(&srv->dir);
     kh_destroy_inplace(uct_gaudi_ipc_srv_conns, &srv->conns);
     pthread_mutex_destroy(&srv->lock);

@@ -39,6 +39,8 @@
 #include <sys/types.h>
 
 
+struct uct_gaudi_ipc_srv;
+
 typedef struct uct_gaudi_ipc_srv_ops {
     /* GET_FD (same uid, checked) from the process serving msg->sender:
      * return a descriptor to send (closed by the server after sending) or
@@ -47,6 +49,11 @@ typedef struct uct_gaudi_ipc_srv_ops {
                            int *fd_p);
     /* REVOKE (same uid) of an export of the process serving msg->sender */
     ucs_status_t (*revoke)(void *arg, const uct_gaudi_ipc_msg_t *msg);
+    /* The work of the server's timer besides its own: the revocations our
+     * client left to it (uct_gaudi_ipc_srv_revoking_progress; the server
+     * itself makes none), at @a now, and all of them at stop with
+     * UCS_TIME_INFINITY */
+    void         (*tick)(struct uct_gaudi_ipc_srv *srv, ucs_time_t now);
 } uct_gaudi_ipc_srv_ops_t;
 
 
@@ -206,6 +213,12 @@ void uct_gaudi_ipc_srv_revocation_init(uct_gaudi_ipc_srv_revocation_t *rev,
 ucs_status_t uct_gaudi_ipc_srv_revoke(const uct_gaudi_ipc_srv_t *srv,
                                       uct_gaudi_ipc_srv_revocation_t *rev,
                                       const uct_gaudi_ipc_srv_id_t *importer);
+
+/* Retry the revocations left to the server's timer whose importer's queue
+ * was full, collect the answers that came, give up on those past their
+ * deadline (all of them at UCS_TIME_INFINITY). Takes srv->lock. */
+void uct_gaudi_ipc_srv_revoking_progress(uct_gaudi_ipc_srv_t *srv,
+                                         ucs_time_t now);
 
 
 /**
