@@ -192,3 +192,16 @@ for d in "$g"/*/; do
         fail "README.md's Layout section does not name src/uct/gaudi/$d/"
 done
 ok "README.md's Layout section names every directory of src/uct/gaudi"
+
+# the unit tests are laid out like the module: test/unit/X/ tests
+# src/uct/gaudi/X/, and no test lies outside those folders
+parts=
+for d in "$top"/test/unit/*/; do
+    d=$(basename "$d")
+    [ -d "$g/$d" ] || fail "test/unit/$d/ tests no src/uct/gaudi/$d/"
+    parts+=" $d"
+done
+bad=$(cd "$top/test/unit" && ls ./*.cc ./*.h 2>/dev/null |
+      grep -v '^\./main\.cc$' || true)
+[ -z "$bad" ] || fail "a unit test outside test/unit's folders:" $bad
+ok "test/unit/ is laid out like src/uct/gaudi/ (${parts# })"

@@ -7,7 +7,7 @@
 /*
  * Target "ioctl": the argument structs of the emulator's ioctls (INFO,
  * MEMORY, CB, CS, WAIT_CS), its mmap of CBs, and the packets of the command
- * buffers, as a program on the driver seam sends them (test/unit/emu_test.h
+ * buffers, as a program on the driver seam sends them (test/unit/emu/emu_test.h
  * opens a node the same way). This is the input the real kernel driver
  * takes from any process; the emulator must answer it as the driver does:
  * an errno, never a crash, a hang or a write where it should not.

@@ -7,7 +7,7 @@
 /*
  * Target "maptab": GAUDI_MAPPING_TABLE, the JSON the user (or SynapseAI's
  * launcher) puts in the environment, through uct_gaudi_maptab_parse() with
- * fake devices, as test/unit/base_maptab.cc calls it. Inputs: the corpus
+ * fake devices, as test/unit/drv/maptab.cc calls it. Inputs: the corpus
  * (test/fuzz/corpus/maptab/, .json files) mutated with JSON tokens, and tables
  * generated from the schema with values of every JSON type. The string,
  * the device array and the order array each end at a guard page, so a read
@@ -58,7 +58,7 @@ const std::vector<std::string> &json_dict()
     return dict;
 }
 
-/* The node of base_maptab.cc (module IDs not in index order), or a random
+/* The node of drv/maptab.cc (module IDs not in index order), or a random
  * one: up to 64 devices, module IDs that may repeat, bus IDs that may */
 void make_devices(rng &r, std::vector<uct_gaudi_dev_info_t> &devs)
 {

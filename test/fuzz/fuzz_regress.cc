@@ -29,7 +29,7 @@ using namespace gaudi_fuzz;
 
 namespace {
 
-/* An open compute node of a fresh emulated node (as test/unit/emu_test.h) */
+/* An open compute node of a fresh emulated node (as test/unit/emu/emu_test.h) */
 class gaudi_fuzz_emu : public ::testing::Test {
 protected:
     virtual void TearDown()

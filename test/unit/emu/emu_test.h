@@ -7,7 +7,7 @@
 #ifndef GAUDI_EMU_TEST_H_
 #define GAUDI_EMU_TEST_H_
 
-/* Shared fixture of the emulator unit tests (test/unit/emu_*.cc) */
+/* Shared fixture of the emulator unit tests (the .cc files here) */
 
 /* gaudi_abi.h is C11; g++ spells the static assertion differently */
 #ifndef _Static_assert

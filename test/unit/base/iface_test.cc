@@ -4,12 +4,12 @@
  * See file LICENSE for terms.
  */
 
-#include "iface_common.h"
+#include "iface_test.h"
 
 #include <alloca.h>
 #include <cstring>
 
-namespace gaudi_base_test {
+namespace gaudi_drv_test {
 
 void open_copy_iface(copy_iface *c)
 {
@@ -86,4 +86,4 @@ void close_copy_iface(copy_iface *c)
     ucs_async_context_destroy(c->async);
 }
 
-} /* namespace gaudi_base_test */
+} /* namespace gaudi_drv_test */

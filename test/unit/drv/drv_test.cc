@@ -4,7 +4,7 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <dlfcn.h>
 
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 
-namespace gaudi_base_test {
+namespace gaudi_drv_test {
 
 static std::vector<std::string> captured;
 
@@ -210,4 +210,4 @@ void barrier::wait()
     ASSERT_EQ(1, read(m_fds[0], &c, 1));
 }
 
-} /* namespace gaudi_base_test */
+} /* namespace gaudi_drv_test */

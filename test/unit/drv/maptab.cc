@@ -4,13 +4,13 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
 /* The parser is a pure function: fake devices, no emulator */
-class base_maptab : public ::testing::Test {
+class drv_maptab : public ::testing::Test {
 protected:
     virtual void SetUp()
     {
@@ -60,7 +60,7 @@ protected:
 };
 
 
-TEST_F(base_maptab, full_table) {
+TEST_F(drv_maptab, full_table) {
     ASSERT_EQ(UCS_OK, parse("[{\"index\":0,\"module_id\":0},"
                             " {\"index\":1,\"bus_id\":\"0000:33:00.0\"},"
                             " {\"index\":2,\"module_id\":1,"
@@ -71,42 +71,42 @@ TEST_F(base_maptab, full_table) {
     EXPECT_TRUE(m_log.messages().empty());
 }
 
-TEST_F(base_maptab, partial_table_fills_in_physical_order) {
+TEST_F(drv_maptab, partial_table_fills_in_physical_order) {
     ASSERT_EQ(UCS_OK, parse("[{\"index\":0,\"module_id\":1}]"));
     EXPECT_EQ(2u, m_order[0]);
     EXPECT_EQ(0u, m_order[1]);
     EXPECT_EQ(1u, m_order[2]);
 }
 
-TEST_F(base_maptab, short_bus_id_and_whitespace) {
+TEST_F(drv_maptab, short_bus_id_and_whitespace) {
     ASSERT_EQ(UCS_OK, parse("  [ {\"index\": 2, \"bus_id\": \"33:00.0\"} ] "));
     EXPECT_EQ(1u, m_order[0]);
     EXPECT_EQ(2u, m_order[1]);
     EXPECT_EQ(0u, m_order[2]);
 }
 
-TEST_F(base_maptab, not_json) {
+TEST_F(drv_maptab, not_json) {
     expect_rejected("[{\"index\":0,", "not valid JSON");
     expect_rejected("", "not valid JSON");
     expect_rejected("index=0", "not valid JSON");
 }
 
-TEST_F(base_maptab, not_array) {
+TEST_F(drv_maptab, not_array) {
     expect_rejected("{\"index\":0,\"module_id\":1}", "not a JSON array");
     expect_rejected("42", "not a JSON array");
 }
 
-TEST_F(base_maptab, empty_array) {
+TEST_F(drv_maptab, empty_array) {
     expect_rejected("[]", "empty array");
 }
 
-TEST_F(base_maptab, entry_not_object) {
+TEST_F(drv_maptab, entry_not_object) {
     expect_rejected("[{\"index\":0,\"module_id\":1}, 5]",
                     "entry [1] is not an object");
     expect_rejected("[[0, 1]]", "entry [0] is not an object");
 }
 
-TEST_F(base_maptab, bad_index) {
+TEST_F(drv_maptab, bad_index) {
     expect_rejected("[{\"module_id\":1}]", "entry [0]: \"index\" is missing");
     expect_rejected("[{\"index\":\"0\",\"module_id\":1}]",
                     "\"index\" is missing or not an integer");
@@ -116,7 +116,7 @@ TEST_F(base_maptab, bad_index) {
                     "\"index\" is missing or not an integer");
 }
 
-TEST_F(base_maptab, index_out_of_range) {
+TEST_F(drv_maptab, index_out_of_range) {
     expect_rejected("[{\"index\":-1,\"module_id\":1}]",
                     "entry [0]: index -1 is out of range");
     expect_rejected("[{\"index\":0,\"module_id\":0},"
@@ -126,13 +126,13 @@ TEST_F(base_maptab, index_out_of_range) {
                     "\"index\" is missing or not an integer");
 }
 
-TEST_F(base_maptab, duplicate_index) {
+TEST_F(drv_maptab, duplicate_index) {
     expect_rejected("[{\"index\":0,\"module_id\":1},"
                     " {\"index\":0,\"module_id\":2}]",
                     "entry [1]: duplicate index 0");
 }
 
-TEST_F(base_maptab, duplicate_device) {
+TEST_F(drv_maptab, duplicate_device) {
     expect_rejected("[{\"index\":0,\"module_id\":1},"
                     " {\"index\":1,\"module_id\":1}]",
                     "entry [1]: device 0000:4e:00.0 is already mapped by "
@@ -145,12 +145,12 @@ TEST_F(base_maptab, duplicate_device) {
                     "already mapped");
 }
 
-TEST_F(base_maptab, missing_device_fields) {
+TEST_F(drv_maptab, missing_device_fields) {
     expect_rejected("[{\"index\":0}]",
                     "entry [0]: needs \"module_id\" or \"bus_id\"");
 }
 
-TEST_F(base_maptab, wrong_field_types) {
+TEST_F(drv_maptab, wrong_field_types) {
     expect_rejected("[{\"index\":0,\"module_id\":\"2\"}]",
                     "\"module_id\" is not a non-negative integer");
     expect_rejected("[{\"index\":0,\"module_id\":-2}]",
@@ -163,34 +163,34 @@ TEST_F(base_maptab, wrong_field_types) {
                     "\"bus_id\" is not a PCI bus id");
 }
 
-TEST_F(base_maptab, unknown_device) {
+TEST_F(drv_maptab, unknown_device) {
     expect_rejected("[{\"index\":0,\"module_id\":7}]",
                     "entry [0]: no Gaudi device has module_id 7");
     expect_rejected("[{\"index\":0,\"bus_id\":\"0000:99:00.0\"}]",
                     "entry [0]: no Gaudi device has bus_id 0000:99:00.0");
 }
 
-TEST_F(base_maptab, inconsistent_entry) {
+TEST_F(drv_maptab, inconsistent_entry) {
     expect_rejected("[{\"index\":0,\"module_id\":2,"
                     "  \"bus_id\":\"0000:4d:00.0\"}]",
                     "entry [0]: module_id and bus_id name different devices");
 }
 
-TEST_F(base_maptab, ambiguous_module_id) {
+TEST_F(drv_maptab, ambiguous_module_id) {
     m_devs[1].module_id = 2;
     expect_rejected("[{\"index\":0,\"module_id\":2}]", "shared by several");
     EXPECT_EQ(UCS_OK, parse("[{\"index\":0,\"bus_id\":\"0000:4d:00.0\"}]"));
     EXPECT_EQ(1u, m_order[0]);
 }
 
-TEST_F(base_maptab, no_devices) {
+TEST_F(drv_maptab, no_devices) {
     m_log.clear();
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               parse("[{\"index\":0,\"module_id\":2}]", 0));
     EXPECT_EQ(1u, m_log.count("out of range (0 device(s) discovered)"));
 }
 
-TEST_F(base_maptab, deep_garbage_does_not_crash) {
+TEST_F(drv_maptab, deep_garbage_does_not_crash) {
     std::string deep(5000, '[');
 
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, parse(deep.c_str()));

@@ -9,7 +9,7 @@
  * probe would find out, and where nothing states it, at most one per
  * process and device */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,7 +24,7 @@ extern "C" {
 #include <uct/gaudi/seam/gaudi_emu.h>
 }
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
 static const unsigned NUM_DEVICES = 3;
@@ -37,7 +37,7 @@ static unsigned kernel_log_errors()
     gaudi_emu_stats_t stats;
     void *lib;
 
-    /* by its SONAME among the loaded objects (see base_share.cc) */
+    /* by its SONAME among the loaded objects (see share.cc) */
     lib = dlopen("libgaudi_emu.so.0", RTLD_NOW | RTLD_NOLOAD);
     EXPECT_TRUE(lib != NULL);
     if (lib == NULL) {
@@ -86,7 +86,7 @@ static void open_every_device(const char *abi, bool oot)
  * op 99 can exist. Only the out-of-tree driver of the DRM generation must
  * still be asked whether it imports (op 99 may be missing from its build),
  * once per device */
-TEST(base_probe, opening_devices_is_quiet) {
+TEST(drv_probe, opening_devices_is_quiet) {
     static const char *abis[] = {"misc", "trans", "drm"};
 
     for (const char *abi : abis) {
@@ -182,7 +182,7 @@ static unsigned probe_through_lies(const std::vector<std::string> &hidden,
 }
 
 /* The ioctl generation where the layout states nothing or the wrong one */
-TEST(base_probe, abi_without_or_against_sysfs) {
+TEST(drv_probe, abi_without_or_against_sysfs) {
     static const struct {
         const char *abi;      /* the emulated generation */
         const char *hide;     /* attribute files hidden */
@@ -224,7 +224,7 @@ TEST(base_probe, abi_without_or_against_sysfs) {
 }
 
 /* Where sysfs does not name the driver, op 99 is asked once per device */
-TEST(base_probe, import_without_module_version) {
+TEST(drv_probe, import_without_module_version) {
     for (int oot = 0; oot < 2; ++oot) {
         state_dir dir;
 

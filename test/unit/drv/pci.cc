@@ -4,11 +4,11 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <uct/gaudi/drv/gaudi_pci.h>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
 /* A path as sysfs would give it: bridges from the root port down, and the
@@ -53,7 +53,7 @@ static std::string route(const uct_gaudi_pci_path_t &a,
 
 /* The rules of Linux's calc_map_type_and_dist and host_bridge_whitelist
  * (drivers/pci/p2pdma.c), as far as sysfs shows them */
-TEST(base_pci, route_rules) {
+TEST(drv_pci, route_rules) {
     /* below one switch: forwarded there, whatever the host bridge */
     EXPECT_EQ("both below PCIe bridge 0000:01:00.0",
               route(make_path("0000:33:00.0", {"0000:00:01.0", "0000:01:00.0",
@@ -120,7 +120,7 @@ TEST(base_pci, route_rules) {
 
 /* The key's bus hash covers the whole bus id: two functions of one bus, or
  * two buses of a VMD domain, differ */
-TEST(base_pci, bus_hash) {
+TEST(drv_pci, bus_hash) {
     EXPECT_NE(uct_gaudi_pci_bus_hash("0000:33:00.0"),
               uct_gaudi_pci_bus_hash("0000:33:00.1"));
     EXPECT_NE(uct_gaudi_pci_bus_hash("10000:01:00.0"),
@@ -131,7 +131,7 @@ TEST(base_pci, bus_hash) {
 
 /* What the emulated sysfs shows for each topology, read through the seam
  * as on a real machine */
-TEST(base_pci, emulated_sysfs) {
+TEST(drv_pci, emulated_sysfs) {
     static const struct {
         const char *topology;
         unsigned   depth;

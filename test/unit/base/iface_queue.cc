@@ -14,12 +14,12 @@
  * iface's backlog instead and completes in order, and a flush covers it.
  */
 
-#include "iface_common.h"
+#include "iface_test.h"
 
 #include <cstring>
 #include <vector>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 namespace {
 

@@ -4,8 +4,8 @@
  * See file LICENSE for terms.
  */
 
-#ifndef GAUDI_IFACE_COMMON_H_
-#define GAUDI_IFACE_COMMON_H_
+#ifndef GAUDI_IFACE_TEST_H_
+#define GAUDI_IFACE_TEST_H_
 
 /*
  * For the tests of the base iface class through the UCT API, as UCP uses
@@ -13,7 +13,7 @@
  * to itself.
  */
 
-#include "base_common.h"
+#include "../drv/drv_test.h"
 
 extern "C" {
 #include <uct/api/uct.h>
@@ -21,7 +21,7 @@ extern "C" {
 #include <ucs/async/async.h>
 }
 
-namespace gaudi_base_test {
+namespace gaudi_drv_test {
 
 struct copy_iface {
     ucs_async_context_t *async;
@@ -39,6 +39,6 @@ void open_copy_iface(copy_iface *c);
 
 void close_copy_iface(copy_iface *c);
 
-} /* namespace gaudi_base_test */
+} /* namespace gaudi_drv_test */
 
 #endif

@@ -4,12 +4,12 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <dlfcn.h>
 #include <numa.h>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
 static void check_discovery(const char *asic_name, uct_gaudi_asic_t asic,
@@ -65,7 +65,7 @@ static void check_discovery(const char *asic_name, uct_gaudi_asic_t asic,
               uct_gaudi_lib_num_usable());
 }
 
-TEST(base_discovery, abi_generations) {
+TEST(drv_discovery, abi_generations) {
     static const char *abis[] = {"misc", "trans", "drm"};
 
     for (const char *abi : abis) {
@@ -79,7 +79,7 @@ TEST(base_discovery, abi_generations) {
     }
 }
 
-TEST(base_discovery, asics) {
+TEST(drv_discovery, asics) {
     state_dir dir1, dir3;
 
     run_in_child([&]() {
@@ -93,7 +93,7 @@ TEST(base_discovery, asics) {
     });
 }
 
-TEST(base_discovery, mapping_table_env) {
+TEST(drv_discovery, mapping_table_env) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -119,7 +119,7 @@ TEST(base_discovery, mapping_table_env) {
     });
 }
 
-TEST(base_discovery, mapping_table_env_malformed) {
+TEST(drv_discovery, mapping_table_env_malformed) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -139,7 +139,7 @@ TEST(base_discovery, mapping_table_env_malformed) {
     });
 }
 
-TEST(base_discovery, no_emulator_by_default) {
+TEST(drv_discovery, no_emulator_by_default) {
     run_in_child([&]() {
         unsetenv("UCX_GAUDI_EMU_DEVICES");
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
@@ -154,7 +154,7 @@ TEST(base_discovery, no_emulator_by_default) {
     });
 }
 
-TEST(base_discovery, emulator_init_failure) {
+TEST(drv_discovery, emulator_init_failure) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -171,7 +171,7 @@ TEST(base_discovery, emulator_init_failure) {
     });
 }
 
-TEST(base_discovery, bad_config_value) {
+TEST(drv_discovery, bad_config_value) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -187,7 +187,7 @@ TEST(base_discovery, bad_config_value) {
 
 /* The emulator's knobs are read only when it is on: a stale or mistyped
  * one must not take the transports away from real devices (issue 20.4) */
-TEST(base_discovery, bad_emu_value_with_emulator_off) {
+TEST(drv_discovery, bad_emu_value_with_emulator_off) {
     run_in_child([&]() {
         log_capture log;
 
@@ -202,7 +202,7 @@ TEST(base_discovery, bad_emu_value_with_emulator_off) {
 }
 
 /* A DMA timeout that cannot be right is refused by name and range */
-TEST(base_discovery, dma_timeout_range) {
+TEST(drv_discovery, dma_timeout_range) {
     for (const char *value : {"0", "1us", "-1s", "2d", "inf"}) {
         run_in_child([&]() {
             log_capture log;
@@ -215,7 +215,7 @@ TEST(base_discovery, dma_timeout_range) {
     }
 }
 
-TEST(base_discovery, config_table_registered) {
+TEST(drv_discovery, config_table_registered) {
     run_in_child([&]() {
         const uct_gaudi_lib_config_t *config;
         ucs_config_global_list_entry_t *entry;
@@ -241,7 +241,7 @@ TEST(base_discovery, config_table_registered) {
     });
 }
 
-TEST(base_discovery, cleanup_and_reinit) {
+TEST(drv_discovery, cleanup_and_reinit) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -266,7 +266,7 @@ TEST(base_discovery, cleanup_and_reinit) {
 
 /* The emulator's NUMA placement reaches discovery, also for nodes this host
  * does not have */
-TEST(base_discovery, emulated_numa_nodes) {
+TEST(drv_discovery, emulated_numa_nodes) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -283,7 +283,7 @@ TEST(base_discovery, emulated_numa_nodes) {
     });
 }
 
-TEST(base_discovery, bad_numa_config) {
+TEST(drv_discovery, bad_numa_config) {
     state_dir dir;
 
     run_in_child([&]() {

@@ -7,7 +7,7 @@
 /* DMA-BUF export, import (op 99) probing, and deferred release of exported
  * memory that is still imported (gaudi_share.h, gaudi_mem.h) */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@ extern "C" {
 #include <uct/gaudi/seam/gaudi_emu.h>
 }
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
 static const size_t MB = 1ul << 20;
@@ -97,7 +97,7 @@ static void check_export_import(const char *asic, const char *abi)
     uct_gaudi_own_release(dev);
 }
 
-TEST(base_share, export_import_deferred_free) {
+TEST(drv_share, export_import_deferred_free) {
     static const char *variants[][2] = {
         {"gaudi2", "drm"}, {"gaudi2", "misc"}, {"gaudi1", "misc"}
     };
@@ -111,7 +111,7 @@ TEST(base_share, export_import_deferred_free) {
     }
 }
 
-TEST(base_share, import_unsupported) {
+TEST(drv_share, import_unsupported) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -128,7 +128,7 @@ TEST(base_share, import_unsupported) {
     });
 }
 
-TEST(base_share, free_without_importer) {
+TEST(drv_share, free_without_importer) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -165,7 +165,7 @@ static void export_from_free_cb(void *arg, uint64_t dva, size_t length)
     }
 }
 
-TEST(base_share, no_export_while_freed) {
+TEST(drv_share, no_export_while_freed) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -199,7 +199,7 @@ TEST(base_share, no_export_while_freed) {
 
 /* Allocations share a chunk (one ALLOC + MAP): each one's export carries its
  * offset in the chunk, so an importer reaches exactly that allocation */
-TEST(base_share, export_carries_chunk_offset) {
+TEST(drv_share, export_carries_chunk_offset) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -258,8 +258,8 @@ TEST(base_share, export_carries_chunk_offset) {
 /* Probing op 99 provokes an error line in the kernel log: never where the
  * ABI generation or sysfs already tells (only the out-of-tree driver has
  * it, it speaks the DRM generation, and it states a module version), and
- * at most once per process and device (base_probe.cc) */
-TEST(base_share, import_probe_is_quiet) {
+ * at most once per process and device (probe.cc) */
+TEST(drv_share, import_probe_is_quiet) {
     static const char *abis[] = {"misc", "trans", "drm"};
 
     for (const char *abi : abis) {

@@ -4,14 +4,14 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <errno.h>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
-TEST(base_err, errno_table) {
+TEST(drv_err, errno_table) {
     static const struct {
         int          err;
         ucs_status_t status;
@@ -58,7 +58,7 @@ static int failing_call(int err)
     return -1;
 }
 
-TEST(base_err, func_macro) {
+TEST(drv_err, func_macro) {
     int no_mem = ENOMEM;
     log_capture log;
     ucs_status_t status;
@@ -77,7 +77,7 @@ TEST(base_err, func_macro) {
     EXPECT_EQ(UCS_OK, UCT_GAUDI_FUNC_LOG_ERR(NULL, 0));
 }
 
-TEST(base_dev, parse_bus_id) {
+TEST(drv_dev, parse_bus_id) {
     ucs_sys_bus_id_t id;
 
     ASSERT_EQ(UCS_OK, uct_gaudi_discover_parse_bus_id("0000:33:1f.7\n", &id));
@@ -98,7 +98,7 @@ TEST(base_dev, parse_bus_id) {
     EXPECT_NE(UCS_OK, uct_gaudi_discover_parse_bus_id("33:00.0x", &id));
 }
 
-TEST(base_dev, asic_from_id) {
+TEST(drv_dev, asic_from_id) {
     EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_discover_asic_from_id(0x1000));
     EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_discover_asic_from_id(0x1010));
     EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI2, uct_gaudi_discover_asic_from_id(0x1020));
@@ -107,7 +107,7 @@ TEST(base_dev, asic_from_id) {
     EXPECT_EQ(UCT_GAUDI_ASIC_UNKNOWN, uct_gaudi_discover_asic_from_id(0x0001));
 }
 
-TEST(base_ioctl, node_names) {
+TEST(drv_ioctl, node_names) {
     char path[64];
     int index;
 
@@ -150,7 +150,7 @@ TEST(base_ioctl, node_names) {
 }
 
 
-class base_pool : public ::testing::Test {
+class drv_pool : public ::testing::Test {
 protected:
     static const uint64_t MB = 1ull << 20;
 
@@ -176,7 +176,7 @@ protected:
     uct_gaudi_pool_t m_pool;
 };
 
-TEST_F(base_pool, first_fit_and_rounding) {
+TEST_F(drv_pool, first_fit_and_rounding) {
     uint64_t size = 1;
     uint64_t a, b, c;
 
@@ -196,7 +196,7 @@ TEST_F(base_pool, first_fit_and_rounding) {
     EXPECT_EQ(b + 2 * MB, alloc(2 * MB));
 }
 
-TEST_F(base_pool, exhaust_and_coalesce) {
+TEST_F(drv_pool, exhaust_and_coalesce) {
     uint64_t addrs[8];
     unsigned i;
 
@@ -218,7 +218,7 @@ TEST_F(base_pool, exhaust_and_coalesce) {
     EXPECT_EQ(0x20000000ull, alloc(16 * MB));
 }
 
-TEST_F(base_pool, zero_and_huge) {
+TEST_F(drv_pool, zero_and_huge) {
     alloc(0, UCS_ERR_INVALID_PARAM);
     alloc(~0ull, UCS_ERR_INVALID_PARAM);
     alloc(18 * MB, UCS_ERR_NO_MEMORY);

@@ -4,8 +4,8 @@
  * See file LICENSE for terms.
  */
 
-#ifndef UCT_GAUDI_TEST_BASE_COMMON_H_
-#define UCT_GAUDI_TEST_BASE_COMMON_H_
+#ifndef UCT_GAUDI_TEST_DRV_TEST_H_
+#define UCT_GAUDI_TEST_DRV_TEST_H_
 
 /*
  * Helpers of the driver-library unit tests. The driver library initializes once per
@@ -41,7 +41,7 @@ extern "C" {
 #include <vector>
 
 
-namespace gaudi_base_test {
+namespace gaudi_drv_test {
 
 /* A fresh emulator state directory, removed at destruction */
 class state_dir {
@@ -113,6 +113,6 @@ private:
     int m_fds[2];
 };
 
-} /* namespace gaudi_base_test */
+} /* namespace gaudi_drv_test */
 
 #endif

@@ -4,7 +4,7 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -16,10 +16,10 @@ extern "C" {
 #include <ucs/memory/memtype_cache.h>
 }
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
-TEST(base_own, acquire_release_refcount) {
+TEST(drv_own, acquire_release_refcount) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -55,7 +55,7 @@ TEST(base_own, acquire_release_refcount) {
     });
 }
 
-TEST(base_own, select_by_config) {
+TEST(drv_own, select_by_config) {
     static const char *specs[] = {"1", "module:0", "0000:%02x:00.0"};
     state_dir dir;
 
@@ -81,7 +81,7 @@ TEST(base_own, select_by_config) {
     }
 }
 
-TEST(base_own, select_invalid) {
+TEST(drv_own, select_invalid) {
     static const char *specs[] = {"2", "module:9", "module:", "0000:77:00.0",
                                   "gaudi"};
     state_dir dir;
@@ -102,7 +102,7 @@ TEST(base_own, select_invalid) {
 }
 
 /* Two processes own one device each; a third finds all busy */
-TEST(base_own, exclusive_across_processes) {
+TEST(drv_own, exclusive_across_processes) {
     barrier owned_a, owned_b, done_c, release_a, release_b;
     state_dir dir;
     pid_t a, b;
@@ -172,7 +172,7 @@ TEST(base_own, exclusive_across_processes) {
 }
 
 /* The application opened the compute node before UCX: use that fd */
-TEST(base_own, adopt_open_compute_fd) {
+TEST(drv_own, adopt_open_compute_fd) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -210,7 +210,7 @@ TEST(base_own, adopt_open_compute_fd) {
 
 /* Another process holds device 0 and this one holds device 1 already: no
  * open of anything, and a DEVICE setting does not override adoption */
-TEST(base_own, adopt_wins_over_config) {
+TEST(drv_own, adopt_wins_over_config) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -232,7 +232,7 @@ TEST(base_own, adopt_wins_over_config) {
     });
 }
 
-TEST(base_own, gaudi3_not_owned) {
+TEST(drv_own, gaudi3_not_owned) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -255,7 +255,7 @@ TEST(base_own, gaudi3_not_owned) {
     });
 }
 
-TEST(base_own, memtype_cache_range) {
+TEST(drv_own, memtype_cache_range) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -280,7 +280,7 @@ TEST(base_own, memtype_cache_range) {
 
 /* An emulated node of 8 devices (module ID = 7 - index) and the rules of
  * Habana's runtime: local rank R owns module R */
-TEST(base_own, assign_module_of_local_rank) {
+TEST(drv_own, assign_module_of_local_rank) {
     state_dir dir;
 
     for (unsigned rank : {0u, 3u, 7u}) {
@@ -333,7 +333,7 @@ restart_log(const char *file, unsigned line, const char *function,
  * module and never takes another rank's (which then would find it busy).
  * 8 ranks, each restarted back to back 20 times, on the emulator's default
  * (0.5 s of reset after each release). */
-TEST(base_own, restarted_ranks_keep_their_modules) {
+TEST(drv_own, restarted_ranks_keep_their_modules) {
     static const unsigned num_ranks = 8, restarts = 20;
     pid_t ranks[num_ranks];
     state_dir dir;
@@ -388,7 +388,7 @@ TEST(base_own, restarted_ranks_keep_their_modules) {
 
 /* The module a rule forces is busy: an error naming the rule, and no other
  * device taken (UCX goes on without gaudi) */
-TEST(base_own, assign_forced_module_busy) {
+TEST(drv_own, assign_forced_module_busy) {
     static const std::vector<std::pair<const char*, const char*>> envs[] = {
         {{"LOCAL_RANK", "2"}},
         {{"HLS_MODULE_ID", "2"}},
@@ -461,7 +461,7 @@ TEST(base_own, assign_forced_module_busy) {
 }
 
 /* Devices on two NUMA nodes; the process's CPUs faked on one of them */
-TEST(base_own, assign_numa_node) {
+TEST(drv_own, assign_numa_node) {
     barrier owned, release;
     state_dir dir;
     pid_t holder;
@@ -520,7 +520,7 @@ TEST(base_own, assign_numa_node) {
 
 /* The application opened its device before UCX: it keeps it, whatever the
  * rules would have chosen */
-TEST(base_own, assign_adopted_device_kept) {
+TEST(drv_own, assign_adopted_device_kept) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -546,7 +546,7 @@ TEST(base_own, assign_adopted_device_kept) {
 
 /* Each MD open asks for the device: a failure is said once per process, and
  * said again once a success came in between */
-TEST(base_own, assign_failure_said_once) {
+TEST(drv_own, assign_failure_said_once) {
     state_dir dir;
 
     run_in_child([&]() {

@@ -4,7 +4,7 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <sys/mman.h>
 #include <sys/statfs.h>
@@ -19,7 +19,7 @@ extern "C" {
 #include <ucs/memory/memtype_cache.h>
 }
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
 static const size_t MB   = 1ul << 20;
@@ -74,7 +74,7 @@ static void check_alloc_free(uct_gaudi_dev_t *dev)
     EXPECT_EQ(0u, dev->mem->count);
 }
 
-TEST(base_mem, gaudi2_alloc_free) {
+TEST(drv_mem, gaudi2_alloc_free) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -96,7 +96,7 @@ TEST(base_mem, gaudi2_alloc_free) {
     });
 }
 
-TEST(base_mem, gaudi1_alloc_free) {
+TEST(drv_mem, gaudi1_alloc_free) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -126,7 +126,7 @@ TEST(base_mem, gaudi1_alloc_free) {
     });
 }
 
-TEST(base_mem, out_of_memory) {
+TEST(drv_mem, out_of_memory) {
     static const char *asics[] = {"gaudi2", "gaudi1"};
 
     for (const char *asic : asics) {
@@ -159,7 +159,7 @@ TEST(base_mem, out_of_memory) {
 
 /* The 96 GiB Gaudi2 has 6 functional HBMs: pages of 768 MiB. Nothing in
  * the driver library assumes 640 */
-TEST(base_mem, gaudi2_96g_pages) {
+TEST(drv_mem, gaudi2_96g_pages) {
     static const unsigned count = 2000;
     state_dir dir;
 
@@ -200,7 +200,7 @@ TEST(base_mem, gaudi2_96g_pages) {
 
 /* Gaudi2 allocates HBM in pages of 16 x functional HBMs x 8 MiB (640 MiB
  * here): thousands of small buffers must share a few of them */
-TEST(base_mem, thousands_of_small_allocations) {
+TEST(drv_mem, thousands_of_small_allocations) {
     static const unsigned count = 5000;
     state_dir dir;
 
@@ -262,7 +262,7 @@ TEST(base_mem, thousands_of_small_allocations) {
     }, 120);
 }
 
-TEST(base_mem, map_host_keeps_offset) {
+TEST(drv_mem, map_host_keeps_offset) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -291,7 +291,7 @@ TEST(base_mem, map_host_keeps_offset) {
 /* A host buffer the kernel will not pin for long (a shared mapping of a
  * file on disk, refused from Linux 6.5 on and by the emulator by default):
  * the mapping fails with an error that says why */
-TEST(base_mem, map_host_shared_file_refused) {
+TEST(drv_mem, map_host_shared_file_refused) {
     std::string path = "./base-mem-pin-XXXXXX";
     const size_t size = 2 * 4096;
     state_dir dir;
@@ -331,7 +331,7 @@ TEST(base_mem, map_host_shared_file_refused) {
     munmap(buf, size);
 }
 
-TEST(base_mem, leaked_allocations_released) {
+TEST(drv_mem, leaked_allocations_released) {
     state_dir dir;
 
     run_in_child([&]() {

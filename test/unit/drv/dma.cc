@@ -4,11 +4,11 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <stdlib.h>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
 static void fill_pattern(uint8_t *buf, size_t length, unsigned seed)
@@ -145,25 +145,25 @@ static void run_binned_edma(const char *disabled, uint32_t expect_queue)
     });
 }
 
-TEST(base_dma, gaudi2_binned_edma) {
+TEST(drv_dma, gaudi2_binned_edma) {
     run_binned_edma("1", GAUDI2_QUEUE_ID_DCORE0_EDMA_0_0 + 4);
     run_binned_edma("7", GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0 + 4);
     run_binned_edma("255", GAUDI2_QUEUE_ID_PDMA_0_1);
 }
 
-TEST(base_dma, gaudi2_thread) {
+TEST(drv_dma, gaudi2_thread) {
     run_dma_suite("gaudi2", "drm", "thread");
 }
 
-TEST(base_dma, gaudi2_inline) {
+TEST(drv_dma, gaudi2_inline) {
     run_dma_suite("gaudi2", "trans", "inline");
 }
 
-TEST(base_dma, gaudi1) {
+TEST(drv_dma, gaudi1) {
     run_dma_suite("gaudi1", "misc", "thread");
 }
 
-TEST(base_dma, host_to_host_through_device) {
+TEST(drv_dma, host_to_host_through_device) {
     state_dir dir;
 
     run_in_child([&]() {

@@ -4,7 +4,7 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 extern "C" {
 #include <uct/gaudi/drv/gaudi_share.h>
@@ -14,7 +14,7 @@ extern "C" {
 
 #include <errno.h>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 /*
  * Error paths through the real encoding, with the emulator's fault injection
@@ -106,7 +106,7 @@ static void expect_failed(uct_gaudi_dev_t *dev, const char *reason,
                                 std::string(reason)));
 }
 
-TEST(base_fault, memory_errno_mapping) {
+TEST(drv_fault, memory_errno_mapping) {
     for (const errno_case &ec : errno_cases) {
         state_dir dir;
 
@@ -145,7 +145,7 @@ TEST(base_fault, memory_errno_mapping) {
     }
 }
 
-TEST(base_fault, eintr_is_retried) {
+TEST(drv_fault, eintr_is_retried) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -166,7 +166,7 @@ TEST(base_fault, eintr_is_retried) {
 
 /* A busy or broken device is skipped; a resetting one (EAGAIN) is waited
  * for, never left for the next one */
-TEST(base_fault, open_busy_broken_skipped_resetting_waited) {
+TEST(drv_fault, open_busy_broken_skipped_resetting_waited) {
     static const struct {
         const char *faults;
         unsigned    index;
@@ -194,7 +194,7 @@ TEST(base_fault, open_busy_broken_skipped_resetting_waited) {
     }
 }
 
-TEST(base_fault, open_all_unavailable) {
+TEST(drv_fault, open_all_unavailable) {
     state_dir dir1, dir2;
 
     run_in_child([&]() {
@@ -227,7 +227,7 @@ TEST(base_fault, open_all_unavailable) {
 
 /* The device a rule forces keeps resetting: waited for the configured time,
  * then an error saying so; no other device is taken */
-TEST(base_fault, open_forced_device_resetting) {
+TEST(drv_fault, open_forced_device_resetting) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -249,7 +249,7 @@ TEST(base_fault, open_forced_device_resetting) {
     });
 }
 
-TEST(base_fault, info_failure_skips_device) {
+TEST(drv_fault, info_failure_skips_device) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -263,7 +263,7 @@ TEST(base_fault, info_failure_skips_device) {
     });
 }
 
-TEST(base_fault, cs_queue_full_is_back_pressure) {
+TEST(drv_fault, cs_queue_full_is_back_pressure) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -290,7 +290,7 @@ TEST(base_fault, cs_queue_full_is_back_pressure) {
 /* A queue that stays full (the device runs nothing) is not back-pressure
  * forever: after the DMA timeout the device is failed, so that a transport
  * retrying from its pending queue gets an error instead of spinning */
-TEST(base_fault, cs_queue_full_forever) {
+TEST(drv_fault, cs_queue_full_forever) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -327,7 +327,7 @@ TEST(base_fault, cs_queue_full_forever) {
     });
 }
 
-TEST(base_fault, cs_errors) {
+TEST(drv_fault, cs_errors) {
     static const struct {
         const char   *faults;
         ucs_status_t status;
@@ -384,7 +384,7 @@ TEST(base_fault, cs_errors) {
  * command buffer may still be the device's, so it is never reused; the
  * submission counts as running until UCX_GAUDI_DMA_TIMEOUT fails the
  * device */
-TEST(base_fault, wait_errors_until_the_deadline) {
+TEST(drv_fault, wait_errors_until_the_deadline) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -414,7 +414,7 @@ TEST(base_fault, wait_errors_until_the_deadline) {
 /* The device resets while we open it, before we could register for its
  * events: the open fails and closes it at once (the driver kills whoever
  * keeps a device it resets), and a later acquire gets it back */
-TEST(base_fault, device_reset_during_open) {
+TEST(drv_fault, device_reset_during_open) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -486,7 +486,7 @@ static bool wait_released()
  * everything that keeps it open goes at once, from the async thread, while
  * the users keep their references: the compute fd, the exported DMA-BUFs.
  * The next acquire gets the device back. */
-TEST(base_fault, reset_event_releases_the_device) {
+TEST(drv_fault, reset_event_releases_the_device) {
     static const char *faults[] = {"cs_timeout:1", "reset:10"};
 
     for (const char *fault : faults) {
@@ -549,7 +549,7 @@ TEST(base_fault, reset_event_releases_the_device) {
  * is named once (in the failure line, or after it when the aborted
  * submission said the failure first), and everything that holds the device
  * is released within the release watchdog, so the process is not killed */
-TEST(base_fault, dma_page_fault_resets) {
+TEST(drv_fault, dma_page_fault_resets) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -583,7 +583,7 @@ TEST(base_fault, dma_page_fault_resets) {
 }
 
 /* A submission that never completes is bounded by UCX_GAUDI_DMA_TIMEOUT */
-TEST(base_fault, dma_wait_is_bounded) {
+TEST(drv_fault, dma_wait_is_bounded) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -605,7 +605,7 @@ TEST(base_fault, dma_wait_is_bounded) {
     });
 }
 
-TEST(base_fault, gaudi1_command_buffer) {
+TEST(drv_fault, gaudi1_command_buffer) {
     static const char *faults[] = {"fail:cb:1:ENOMEM", "fail:mmap:1:EINVAL"};
 
     for (const char *fault : faults) {

@@ -4,13 +4,13 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <ucs/time/time.h>
 #include <uct/api/uct.h>
 #include <climits>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 /*
  * The asynchronous DMA engine (channels): posting, completion in progress,
@@ -159,20 +159,20 @@ void run_directions(const char *asic, const char *exec)
 } /* namespace */
 
 
-TEST(base_dma_async, directions_gaudi2_thread) {
+TEST(drv_dma_async, directions_gaudi2_thread) {
     run_directions("gaudi2", "thread");
 }
 
-TEST(base_dma_async, directions_gaudi2_inline) {
+TEST(drv_dma_async, directions_gaudi2_inline) {
     run_directions("gaudi2", "inline");
 }
 
-TEST(base_dma_async, directions_gaudi1) {
+TEST(drv_dma_async, directions_gaudi1) {
     run_directions("gaudi1", "thread");
 }
 
 /* Several copies in one submission, and a batch too large for a CB */
-TEST(base_dma_async, batching) {
+TEST(drv_dma_async, batching) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -239,7 +239,7 @@ TEST(base_dma_async, batching) {
 
 /* A copy longer than one packet may move is split into several packets of
  * one submission (the ASIC's limit, 4 GiB - 1, is lowered for the test) */
-TEST(base_dma_async, splitting) {
+TEST(drv_dma_async, splitting) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -275,7 +275,7 @@ TEST(base_dma_async, splitting) {
 
 /* A full channel and a full driver queue are back-pressure: the post
  * returns UCS_ERR_NO_RESOURCE at once, and goes through after progress */
-TEST(base_dma_async, back_pressure) {
+TEST(drv_dma_async, back_pressure) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -335,7 +335,7 @@ TEST(base_dma_async, back_pressure) {
  * 640 ms after it was posted, under a 200 ms timeout, all succeed. Failed
  * before (issue 28: a loaded machine failed a device whose copies still
  * moved). */
-TEST(base_dma_async, timeout_counts_from_progress) {
+TEST(drv_dma_async, timeout_counts_from_progress) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -379,7 +379,7 @@ TEST(base_dma_async, timeout_counts_from_progress) {
 /* A CS aborted in the middle of a stream: its completion and every later
  * one report an error (none reports success for a copy that did not
  * happen), nothing hangs, and the device reports the failure afterwards */
-TEST(base_dma_async, abort_mid_stream) {
+TEST(drv_dma_async, abort_mid_stream) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -438,7 +438,7 @@ TEST(base_dma_async, abort_mid_stream) {
  * more than the driver's fence window (64 on Gaudi2) through the same
  * context: its fence is gone when it is polled. It completed (the device
  * is operational), its data moved, and it is counted as such. */
-TEST(base_dma_async, fence_gone_gaudi2) {
+TEST(drv_dma_async, fence_gone_gaudi2) {
     state_dir dir;
 
     run_in_child([&]() {
@@ -476,7 +476,7 @@ TEST(base_dma_async, fence_gone_gaudi2) {
     });
 }
 
-TEST(base_dma_async, gaudi3_unsupported) {
+TEST(drv_dma_async, gaudi3_unsupported) {
     state_dir dir;
 
     run_in_child([&]() {

@@ -4,11 +4,11 @@
  * See file LICENSE for terms.
  */
 
-#include "base_common.h"
+#include "drv_test.h"
 
 #include <numa.h>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 
 /*
@@ -16,7 +16,7 @@ using namespace gaudi_base_test;
  * of fake devices laid out like the emulator's (module ID = 7 - index,
  * devices 0-3 on NUMA node 0, 4-7 on node 1), no emulator.
  */
-class base_assign : public ::testing::Test {
+class drv_assign : public ::testing::Test {
 protected:
     enum { NUM_DEVS = 8 };
 
@@ -92,7 +92,7 @@ protected:
 };
 
 
-TEST_F(base_assign, local_rank_is_module_id) {
+TEST_F(drv_assign, local_rank_is_module_id) {
     char rank[8];
 
     for (unsigned r = 0; r < NUM_DEVS; ++r) {
@@ -106,7 +106,7 @@ TEST_F(base_assign, local_rank_is_module_id) {
     }
 }
 
-TEST_F(base_assign, visible_modules_at_local_rank) {
+TEST_F(drv_assign, visible_modules_at_local_rank) {
     static const unsigned expect[] = {5, 4, 7, 6};
     char rank[8];
 
@@ -126,7 +126,7 @@ TEST_F(base_assign, visible_modules_at_local_rank) {
     EXPECT_EQ(4u, m_assign.device->module_id);
 }
 
-TEST_F(base_assign, visible_modules_without_rank) {
+TEST_F(drv_assign, visible_modules_without_rank) {
     /* no local rank: the scan rules choose among the listed modules */
     m_env.visible_modules = "6,1";
     ASSERT_EQ(UCS_OK, plan());
@@ -145,7 +145,7 @@ TEST_F(base_assign, visible_modules_without_rank) {
               std::string(m_assign.why));
 }
 
-TEST_F(base_assign, rule_order) {
+TEST_F(drv_assign, rule_order) {
     /* HLS_MODULE_ID comes before the visible list and the local rank */
     m_env.hls_module_id   = "2";
     m_env.visible_modules = "5,4";
@@ -171,7 +171,7 @@ TEST_F(base_assign, rule_order) {
                   "HABANA_VISIBLE_MODULES=5,4 at local rank 1 (LOCAL_RANK=1)");
 }
 
-TEST_F(base_assign, numa_rule) {
+TEST_F(drv_assign, numa_rule) {
     /* the process's CPUs are on node 1: devices 4-7 are tried first */
     m_env.numa_nodes = UCS_BIT(1);
     ASSERT_EQ(UCS_OK, plan());
@@ -211,7 +211,7 @@ TEST_F(base_assign, numa_rule) {
     EXPECT_EQ(0u, m_assign.preferred);
 }
 
-TEST_F(base_assign, hls_module_id_errors) {
+TEST_F(drv_assign, hls_module_id_errors) {
     m_env.hls_module_id = "9";
     expect_error(UCS_ERR_NO_DEVICE, {"HLS_MODULE_ID=9",
                                      "no Gaudi device has module ID 9",
@@ -228,7 +228,7 @@ TEST_F(base_assign, hls_module_id_errors) {
     expect_error(UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=99999999999"});
 }
 
-TEST_F(base_assign, visible_modules_errors) {
+TEST_F(drv_assign, visible_modules_errors) {
     set_rank("SLURM_LOCALID", "0");
     m_env.visible_modules = "5,4,5";
     expect_error(UCS_ERR_INVALID_PARAM, {"HABANA_VISIBLE_MODULES=5,4,5",
@@ -253,7 +253,7 @@ TEST_F(base_assign, visible_modules_errors) {
                                          "5,4,7,6, which lists 4 module(s)"});
 }
 
-TEST_F(base_assign, local_rank_errors) {
+TEST_F(drv_assign, local_rank_errors) {
     set_rank("MPI_LOCALRANKID", "8");
     expect_error(UCS_ERR_NO_DEVICE, {"module ID = local rank 8 "
                                      "(MPI_LOCALRANKID=8)",
@@ -266,7 +266,7 @@ TEST_F(base_assign, local_rank_errors) {
     expect_error(UCS_ERR_INVALID_PARAM, {"PMIX_LOCAL_RANK=one"});
 }
 
-TEST_F(base_assign, forced_device_unusable) {
+TEST_F(drv_assign, forced_device_unusable) {
     m_devs[2].usable = 0;
     m_devs[2].asic   = UCT_GAUDI_ASIC_GAUDI3;
     set_rank("LOCAL_RANK", "5"); /* module 5 = index 2 */
@@ -275,7 +275,7 @@ TEST_F(base_assign, forced_device_unusable) {
                                        "Gaudi3 DMA is not supported"});
 }
 
-TEST_F(base_assign, device_spec_errors) {
+TEST_F(drv_assign, device_spec_errors) {
     static const char *specs[] = {"8", "module:8", "module:", "module:-1",
                                   "0000:77:00.0", "gaudi", "gaudi8",
                                   "gaudi1x", "gaudi-1", "gaudi 1"};
@@ -289,7 +289,7 @@ TEST_F(base_assign, device_spec_errors) {
 }
 
 /* Which variables are read, in which order (the real environment) */
-TEST(base_assign_env, read_env) {
+TEST(drv_assign_env, read_env) {
     run_in_child([]() {
         uct_gaudi_assign_env_t env;
         const char **var;

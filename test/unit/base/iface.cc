@@ -11,13 +11,13 @@
  * submission wakes it), and the bound on an operation's iov.
  */
 
-#include "iface_common.h"
+#include "iface_test.h"
 
 #include <climits>
 #include <cstring>
 #include <poll.h>
 
-using namespace gaudi_base_test;
+using namespace gaudi_drv_test;
 
 namespace {
 
