@@ -70,7 +70,20 @@ if [ -z "$objs" ] && [[ "${GAUDI_BUILD:-}" == plugin* ]]; then
 else
     [ -n "$objs" ] || fail "no object of the module under" \
                            "${GAUDI_OBJ_TREE:-$GAUDI_UCX_TREE} (GAUDI_OBJ_TREE)"
+    command -v nm > /dev/null || fail "no nm to read the objects with"
     part() { basename "$1" .o | sed 's/^lib[a-z_]*_la-//'; }
+    # one object per source, no more (a renamed source leaves its old
+    # object behind), no less (an object compiled otherwise is not read)
+    srcs=$(ls "$g"/{base,copy,ipc,drv,emu}/*.c | xargs -n1 basename |
+           sed 's/\.c$//' | LC_ALL=C sort)
+    have=$(for o in $objs; do part "$o"; done | LC_ALL=C sort)
+    missing=$(LC_ALL=C comm -23 <(echo "$srcs") <(echo "$have"))
+    [ -z "$missing" ] || fail "no object of these sources (GAUDI_OBJ_TREE):" \
+                              $missing
+    objs=$(for o in $objs; do
+               LC_ALL=C comm -12 <(echo "$srcs") <(part "$o") | grep -q . &&
+                   echo "$o"
+           done || true)
     defs=$(for o in $objs; do
                nm --defined-only -g "$o" | awk -v p="$(part "$o")" \
                    'NF == 3 && $2 == "T" { print $3, p }'

@@ -146,7 +146,9 @@ static ucs_status_t uct_gaudi_ipc_client_connect(const uct_gaudi_ipc_srv_t *srv,
         ucs_sec_to_timeval(ucs_max(ucs_time_to_sec(deadline - now), 1e-6),
                            &tv);
         if (setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+            err = errno;
             ucs_error("gaudi_ipc: failed to set a connect timeout: %m");
+            errno  = err;
             status = UCS_ERR_IO_ERROR;
             break;
         }

@@ -10,7 +10,7 @@
 /*
  * Socket helpers shared by the fd server (gaudi_ipc_srv.c) and its client
  * side (gaudi_ipc_client.c): messages with and without descriptors, the
- * non-blocking connection to a peer's entry, the peer's credentials.
+ * connection to a peer's entry, the peer's credentials.
  */
 
 #include "gaudi_ipc_srv.h"
@@ -48,8 +48,10 @@ ssize_t uct_gaudi_ipc_sock_recv_request(int sock, uct_gaudi_ipc_msg_t *msg);
 
 
 /**
- * Connect @a sock (non-blocking) to entry @a name of @a srv's directory,
- * once. A UNIX connection completes at once or fails.
+ * Connect @a sock to entry @a name of @a srv's directory, once. A UNIX
+ * connection completes at once or fails; where the queue is full, a
+ * non-blocking @a sock fails at once, a blocking one waits for a place up
+ * to its SO_SNDTIMEO.
  *
  * @return UCS_OK; UCS_ERR_NO_RESOURCE if the listener's queue is full (try
  *         again); UCS_ERR_UNREACHABLE if nobody listens there (errno says

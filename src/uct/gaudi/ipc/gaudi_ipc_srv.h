@@ -152,10 +152,10 @@ int uct_gaudi_ipc_srv_can_revoke(const uct_gaudi_ipc_srv_t *srv,
 
 /**
  * Ask the process of @a peer (pid @a pid in its namespace, for log lines)
- * for the fd of export {export_id, cookie}. The connection is
- * non-blocking: a queue that stays full costs at most a short part of
- * @a timeout; the server's uid is checked before the request is sent; the
- * whole request takes at most @a timeout.
+ * for the fd of export {export_id, cookie}. A queue that stays full costs
+ * at most a short part of @a timeout (0.25 s: the connection waits for a
+ * place in the kernel); the server's uid is checked before the request is
+ * sent; the whole request takes at most @a timeout.
  *
  * @return UCS_OK with *fd_p; UCS_ERR_UNREACHABLE if nobody serves there
  *         (the process is gone, or does not share our directory) or
