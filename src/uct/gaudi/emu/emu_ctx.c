@@ -67,9 +67,9 @@ static void emu_ctx_free(emu_ctx_t *ctx)
 void emu_ctx_destroy(emu_ctx_t *ctx)
 {
     if (ctx->compute) {
-        if (ctx->exec_stop != NULL) {
-            ctx->exec_stop(ctx);
-        }
+        /* always set where a compute context is made (emu_open.c): a
+         * context without it would free what its worker still runs on */
+        ctx->exec_stop(ctx);
         emu_cb_cleanup(ctx);
         emu_mem_cleanup(ctx);
         emu_dev_release(ctx->dev, ctx->sdev, ctx->id);
