@@ -6,32 +6,20 @@
 
 #include "fuzz_common.h"
 
-extern "C" {
-#include <uct/gaudi/drv/gaudi_buf.h>
-#include <ucs/debug/log_def.h>
-}
+#include "gt_log.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
-#include <set>
 #include <sstream>
 
 #ifndef GAUDI_FUZZ_CORPUS_DIR
@@ -521,101 +509,6 @@ const char *guarded_buffer::place_string(const std::string &text)
 }
 
 
-/* ---- accounting ---------------------------------------------------------- */
-
-std::vector<std::string> list_fds(const char *state_dir)
-{
-    std::string hbm = std::string(" -> ") +
-                      ((state_dir != NULL) ? state_dir : "") + "/hbm";
-    char path[PATH_MAX], target[PATH_MAX];
-    std::vector<std::string> fds;
-    struct dirent *entry;
-    DIR *dir;
-    ssize_t n;
-
-    dir = opendir("/proc/self/fd");
-    if (dir == NULL) {
-        return fds;
-    }
-    while ((entry = readdir(dir)) != NULL) {
-        if ((entry->d_name[0] == '.') || (atoi(entry->d_name) == dirfd(dir))) {
-            continue;
-        }
-        snprintf(path, sizeof(path), "/proc/self/fd/%s", entry->d_name);
-        n = readlink(path, target, sizeof(target) - 1);
-        target[std::max<ssize_t>(n, 0)] = '\0';
-        std::string fd = std::string(entry->d_name) + " -> " + target;
-        if ((state_dir == NULL) || (fd.find(hbm) == std::string::npos)) {
-            fds.push_back(fd);
-        }
-    }
-    closedir(dir);
-    std::sort(fds.begin(), fds.end());
-    return fds;
-}
-
-std::string fd_diff(const std::vector<std::string> &a,
-                    const std::vector<std::string> &b)
-{
-    std::set<std::string> bs(b.begin(), b.end());
-    std::string out;
-
-    for (const std::string &fd : a) {
-        if (bs.find(fd) == bs.end()) {
-            out += " [" + fd + "]";
-        }
-    }
-    return out.empty() ? " none" : out;
-}
-
-emu_stats_fn_t find_emu_stats()
-{
-    char path[PATH_MAX], dir[PATH_MAX];
-    emu_stats_fn_t fn;
-    Dl_info dl_info;
-    void *handle;
-
-    fn = (emu_stats_fn_t)dlsym(RTLD_DEFAULT, GAUDI_EMU_STATS_SYMBOL);
-    if (fn != NULL) {
-        return fn;
-    }
-
-    /* the driver library loads the emulator RTLD_LOCAL, next to libuct_gaudi */
-    if (!dladdr((void*)uct_gaudi_buf_alloc, &dl_info) ||
-        (dl_info.dli_fname == NULL)) {
-        return NULL;
-    }
-    snprintf(dir, sizeof(dir), "%s", dl_info.dli_fname);
-    snprintf(path, sizeof(path), "%s/libgaudi_emu.so.0", dirname(dir));
-    handle = dlopen(path, RTLD_NOLOAD | RTLD_NOW);
-    if (handle == NULL) {
-        return NULL;
-    }
-    fn = (emu_stats_fn_t)dlsym(handle, GAUDI_EMU_STATS_SYMBOL);
-    dlclose(handle);  /* drops our NOLOAD reference only */
-    return fn;
-}
-
-std::string stats_string(const gaudi_emu_stats_t &s)
-{
-    std::ostringstream os;
-
-    os << "contexts=" << s.contexts << " dram_maps=" << s.dram_maps
-       << " host_maps=" << s.host_maps << " import_maps=" << s.import_maps
-       << " cb_maps=" << s.cb_maps << " exports=" << s.exports
-       << " pinned_bytes=" << s.pinned_bytes;
-    return os.str();
-}
-
-bool stats_equal(const gaudi_emu_stats_t &a, const gaudi_emu_stats_t &b)
-{
-    return (a.contexts == b.contexts) && (a.dram_maps == b.dram_maps) &&
-           (a.host_maps == b.host_maps) && (a.import_maps == b.import_maps) &&
-           (a.cb_maps == b.cb_maps) && (a.exports == b.exports) &&
-           (a.pinned_bytes == b.pinned_bytes);
-}
-
-
 /* ---- workers and their supervisor ---------------------------------------- */
 
 enum {
@@ -647,14 +540,6 @@ struct shared_state {
         uint64_t value;
     }                 counters[SHARED_MAX_COUNTERS];
 };
-
-double now()
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + (ts.tv_nsec * 1e-9);
-}
 
 uint64_t worker::first() const
 {
@@ -752,19 +637,6 @@ void worker::count(const char *name, uint64_t n)
     }
 }
 
-static std::string status_string(int status)
-{
-    std::ostringstream os;
-
-    if (WIFSIGNALED(status)) {
-        os << "killed by signal " << WTERMSIG(status) << " ("
-           << strsignal(WTERMSIG(status)) << ")";
-    } else {
-        os << "exit code " << WEXITSTATUS(status);
-    }
-    return os.str();
-}
-
 static std::string current_test_name()
 {
     const ::testing::TestInfo *info =
@@ -774,22 +646,14 @@ static std::string current_test_name()
            std::string(info->test_suite_name()) + "." + info->name();
 }
 
-static std::string exe_path()
-{
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-    exe[std::max<ssize_t>(len, 0)] = '\0';
-    return exe;
-}
-
 std::string replay_command(uint64_t first, uint64_t count)
 {
     std::ostringstream os;
 
     os << "GAUDI_FUZZ_SEED=0x" << std::hex << config().seed << std::dec
        << " GAUDI_FUZZ_FIRST=" << first << " GAUDI_FUZZ_ITERATIONS=" << count
-       << " " << exe_path() << " --gtest_filter=" << current_test_name();
+       << " " << gaudi_test::self_exe() << " --gtest_filter="
+       << current_test_name();
     return os.str();
 }
 
@@ -843,17 +707,15 @@ void run_target(const char *target, uint64_t batch, double hang_sec,
         s->iteration = next;
         s->progress = now();
 
-        fflush(NULL);
-        pid = fork();
-        ASSERT_GE(pid, 0) << "fork: " << strerror(errno);
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
+        pid = gaudi_test::fork_child([&]() {
             worker w(s);
+
             fn(w);
             s->finished = 1;
             fflush(NULL);
-            _exit((s->num_failures == 0) ? 0 : 1);
-        }
+            return (s->num_failures == 0) ? 0 : 1;
+        }, true);
+        ASSERT_GE(pid, 0) << "fork: " << strerror(errno);
 
         ++batches;
         for (;;) {
@@ -861,8 +723,7 @@ void run_target(const char *target, uint64_t batch, double hang_sec,
                 break;
             }
             if (now() - s->progress > hang_sec) {
-                kill(pid, SIGKILL);
-                waitpid(pid, &status, 0);
+                gaudi_test::kill_child(pid, &status);
                 ADD_FAILURE()
                         << target << ": HANG: no progress for " << hang_sec
                         << " s at iteration " << s->iteration << " (seed 0x"
@@ -907,7 +768,7 @@ void run_target(const char *target, uint64_t batch, double hang_sec,
         if (!stop && (WIFSIGNALED(status) || !s->finished)) {
             ADD_FAILURE()
                     << target << ": CRASH: the worker was "
-                    << status_string(status) << " at iteration "
+                    << gaudi_test::status_string(status) << " at iteration "
                     << s->iteration << " (seed 0x" << std::hex << cfg.seed
                     << std::dec << ")\n  input (" << s->input_len
                     << " bytes): " << save_input(target, s->iteration, s)
@@ -920,7 +781,8 @@ void run_target(const char *target, uint64_t batch, double hang_sec,
         } else if (!stop && (WEXITSTATUS(status) != 0) &&
                    (s->num_failures == 0)) {
             ADD_FAILURE() << target << ": the worker exited with "
-                          << status_string(status) << " without a reason";
+                          << gaudi_test::status_string(status)
+                          << " without a reason";
             stop = true;
         }
 
@@ -957,76 +819,41 @@ void run_target(const char *target, uint64_t batch, double hang_sec,
 
 /* ---- helpers of the workers ---------------------------------------------- */
 
-static unsigned long g_swallowed;
-
-static ucs_log_func_rc_t
-swallow_log(const char *file, unsigned line, const char *function,
-            ucs_log_level_t level, const ucs_log_component_config_t *comp_conf,
-            const char *message, va_list ap)
-{
-    g_swallowed += (level <= UCS_LOG_LEVEL_ERROR);
-    return UCS_LOG_FUNC_RC_STOP;
-}
+/* quiet_ucx_log()'s capture: it stays for the rest of the process (a
+ * worker, or a process a worker forked) */
+static gaudi_test::log_capture *g_quiet = NULL;
 
 void quiet_ucx_log()
 {
-    if (!config().verbose) {
-        ucs_log_push_handler(swallow_log);
+    if (!config().verbose && (g_quiet == NULL)) {
+        g_quiet = new gaudi_test::log_capture(
+                gaudi_test::log_capture::KEEP_NONE, true);
     }
 }
 
 unsigned long swallowed_errors()
 {
-    return g_swallowed;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-                        struct FTW *ftw)
-{
-    return remove(path);
+    return (g_quiet != NULL) ? g_quiet->errors() : 0;
 }
 
 std::string make_temp_dir(const char *what)
 {
-    std::string tmpl = std::string("/tmp/gaudi-fuzz-") + what + ".XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-
-    buf.push_back('\0');
-    if (mkdtemp(buf.data()) == NULL) {
-        return "";
-    }
-    return buf.data();
-}
-
-void remove_tree(const std::string &path)
-{
-    if (!path.empty()) {
-        nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    }
+    return gaudi_test::make_temp_dir(std::string("gaudi-fuzz-") + what);
 }
 
 void set_emu_env(const std::string &state_dir, unsigned num_devices,
                  int device)
 {
-    static const char *const rank_vars[] = {
-        "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK", "MPI_LOCALRANKID",
-        "SLURM_LOCALID", "PMIX_LOCAL_RANK", "HLS_MODULE_ID",
-        "HABANA_VISIBLE_MODULES", "GAUDI_MAPPING_TABLE", NULL
-    };
-
-    setenv("UCX_GAUDI_EMU_DEVICES", std::to_string(num_devices).c_str(), 1);
-    setenv("UCX_GAUDI_EMU_STATE_DIR", state_dir.c_str(), 1);
+    gaudi_test::apply_env(gaudi_test::emu_node_env(state_dir, num_devices,
+                                                   device));
     /* the smallest Gaudi2 node (two DRAM pages): a sparse file all the
-     * same, but fewer pages to look through */
-    setenv("UCX_GAUDI_EMU_HBM_SIZE", "1280m", 1);
-    if (device >= 0) {
-        setenv("UCX_GAUDI_DEVICE", std::to_string(device).c_str(), 1);
-    } else {
-        unsetenv("UCX_GAUDI_DEVICE");
-    }
-    for (const char *const *var = rank_vars; *var != NULL; ++var) {
-        unsetenv(*var);
-    }
+     * same, but fewer pages to look through; and no launcher's rank that
+     * would pick a device */
+    gaudi_test::apply_env({"UCX_GAUDI_EMU_HBM_SIZE=1280m",
+                           "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK",
+                           "MPI_LOCALRANKID", "SLURM_LOCALID",
+                           "PMIX_LOCAL_RANK", "HLS_MODULE_ID",
+                           "HABANA_VISIBLE_MODULES", "GAUDI_MAPPING_TABLE"});
 }
 
 } /* namespace gaudi_fuzz */

@@ -22,17 +22,10 @@
  * keys, messages, handles) and by dictionaries of the formats' tokens.
  */
 
+#include "gt_emu.h"
+#include "gt_proc.h"
+
 #include <gtest/gtest.h>
-
-/* gaudi_abi.h (under gaudi_emu.h) is C11; g++ spells the static assertion
- * differently */
-#ifndef _Static_assert
-#  define _Static_assert static_assert
-#endif
-
-extern "C" {
-#include <uct/gaudi/seam/gaudi_emu.h>
-}
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -161,21 +154,15 @@ private:
 
 /* ---- accounting ---------------------------------------------------------- */
 
-/* "n -> target" of this process's fds, sorted; the emulator's HBM backing
- * fds ("<state dir>/hbm<N>", opened once per process at the first import
- * and kept, as ipc_child.cc explains) are left out */
-std::vector<std::string> list_fds(const char *state_dir);
+/* (gaudi_test: test/common/gt_emu.h) */
+using gaudi_test::fd_diff;
+using gaudi_test::list_fds;
+using gaudi_test::stats_equal;
+using gaudi_test::stats_string;
 
-/* Entries of @a a not in @a b, for messages */
-std::string fd_diff(const std::vector<std::string> &a,
-                    const std::vector<std::string> &b);
-
-/* The emulator's accounting function (the library the driver library loaded,
- * found as test/ipc does), or NULL */
+/* The emulator's accounting function, or NULL */
 typedef gaudi_emu_get_stats_func_t emu_stats_fn_t;
-emu_stats_fn_t find_emu_stats();
-std::string stats_string(const gaudi_emu_stats_t &stats);
-bool stats_equal(const gaudi_emu_stats_t &a, const gaudi_emu_stats_t &b);
+using gaudi_test::find_emu_stats;
 
 
 /* ---- workers and their supervisor ---------------------------------------- */
@@ -245,16 +232,17 @@ std::string replay_command(uint64_t first, uint64_t count);
 /* ---- helpers of the workers ---------------------------------------------- */
 
 /* Seconds of CLOCK_MONOTONIC */
-double now();
+using gaudi_test::now;
 
 /* UCX's log at FATAL only (the loops make errors on purpose), unless
  * GAUDI_FUZZ_VERBOSE; returns how many ERROR lines were swallowed */
 void quiet_ucx_log();
 unsigned long swallowed_errors();
 
-/* A fresh directory under /tmp, removed with its content by remove_tree */
+/* A fresh directory /tmp/gaudi-fuzz-<what>.*, removed with its content by
+ * remove_tree */
 std::string make_temp_dir(const char *what);
-void remove_tree(const std::string &path);
+using gaudi_test::remove_tree;
 
 /* Environment of a UCX process on an emulated node of @a num_devices
  * devices in @a state_dir, owning device @a device (-1: any) */

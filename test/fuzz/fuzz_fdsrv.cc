@@ -141,14 +141,9 @@ bytes fdsrv_fuzzer::make_request(rng &r)
     uint64_t value;
     bytes b;
 
-    memset(&msg, 0, sizeof(msg));
-    msg.magic     = UCT_GAUDI_IPC_MSG_MAGIC;
-    msg.op        = r.chance(3, 4) ? UCT_GAUDI_IPC_MSG_GET_FD :
-                                     UCT_GAUDI_IPC_MSG_REVOKE;
-    msg.export_id = key.export_id;
-    msg.cookie    = key.cookie;
-    msg.sender    = m_id;
-    msg.pid       = getpid();
+    msg = gaudi_test::ipc_request(r.chance(3, 4) ? UCT_GAUDI_IPC_MSG_GET_FD :
+                                                   UCT_GAUDI_IPC_MSG_REVOKE,
+                                  key, m_id);
 
     if (!m_corpus.empty() && r.chance(1, 4)) {
         b = r.pick(m_corpus);
@@ -198,44 +193,13 @@ bytes fdsrv_fuzzer::make_request(rng &r)
 bool fdsrv_fuzzer::send_msg(int sock, const bytes &msg, int num_fds,
                             bool creds)
 {
-    char control[CMSG_SPACE(8 * sizeof(int)) + CMSG_SPACE(sizeof(ucred))];
-    struct iovec iov = {(void*)msg.data(), msg.size()};
-    struct cmsghdr *cmsg;
-    struct msghdr hdr;
-    struct ucred cred;
-    int fds[8], i;
+    int fds[8] = {}, i;
 
-    memset(control, 0, sizeof(control));
-    memset(&hdr, 0, sizeof(hdr));
-    hdr.msg_iov    = &iov;
-    hdr.msg_iovlen = 1;
-    if ((num_fds > 0) || creds) {
-        hdr.msg_control    = control;
-        hdr.msg_controllen = (num_fds > 0 ?
-                              CMSG_SPACE(num_fds * sizeof(int)) : 0) +
-                             (creds ? CMSG_SPACE(sizeof(cred)) : 0);
-        cmsg = CMSG_FIRSTHDR(&hdr);
-        if (num_fds > 0) {
-            for (i = 0; i < num_fds; ++i) {
-                fds[i] = (i < 3) ? m_extra[i] : sock;
-            }
-            cmsg->cmsg_level = SOL_SOCKET;
-            cmsg->cmsg_type  = SCM_RIGHTS;
-            cmsg->cmsg_len   = CMSG_LEN(num_fds * sizeof(int));
-            memcpy(CMSG_DATA(cmsg), fds, num_fds * sizeof(int));
-            cmsg = CMSG_NXTHDR(&hdr, cmsg);
-        }
-        if (creds) {
-            cred.pid         = getpid();
-            cred.uid         = getuid();
-            cred.gid         = getgid();
-            cmsg->cmsg_level = SOL_SOCKET;
-            cmsg->cmsg_type  = SCM_CREDENTIALS;
-            cmsg->cmsg_len   = CMSG_LEN(sizeof(cred));
-            memcpy(CMSG_DATA(cmsg), &cred, sizeof(cred));
-        }
+    for (i = 0; i < num_fds; ++i) {
+        fds[i] = (i < 3) ? m_extra[i] : sock;
     }
-    return sendmsg(sock, &hdr, MSG_NOSIGNAL) >= 0;
+    return gaudi_test::send_fds(sock, msg.data(), msg.size(), fds, num_fds,
+                                creds) >= 0;
 }
 
 /* The answer to @a msg on @a sock, or its close, and what it may be */
@@ -243,16 +207,11 @@ void fdsrv_fuzzer::check_answer(uint64_t iteration, int sock,
                                 const bytes &msg, bool well_formed, bool rev,
                                 const char *how)
 {
-    char control[CMSG_SPACE(16 * sizeof(int))];
     uct_gaudi_ipc_msg_t req, reply;
     uint8_t buf[256];   /* more than an answer: a longer one shows */
-    struct iovec iov = {buf, sizeof(buf)};
     std::vector<int> fds;
-    struct cmsghdr *cmsg;
-    struct msghdr hdr;
     struct pollfd pfd = {sock, POLLIN, 0};
     ssize_t len;
-    int fd;
 
     if (poll(&pfd, 1, (int)(ANSWER_TIMEOUT * 1000)) != 1) {
         m_w.fail("no answer and no close within %.0f s (the server is "
@@ -260,23 +219,7 @@ void fdsrv_fuzzer::check_answer(uint64_t iteration, int sock,
         return;
     }
 
-    memset(&hdr, 0, sizeof(hdr));
-    hdr.msg_iov        = &iov;
-    hdr.msg_iovlen     = 1;
-    hdr.msg_control    = control;
-    hdr.msg_controllen = sizeof(control);
-    len = recvmsg(sock, &hdr, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    for (cmsg = CMSG_FIRSTHDR(&hdr); cmsg != NULL;
-         cmsg = CMSG_NXTHDR(&hdr, cmsg)) {
-        if ((cmsg->cmsg_level == SOL_SOCKET) &&
-            (cmsg->cmsg_type == SCM_RIGHTS)) {
-            for (size_t i = 0; i < (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                 ++i) {
-                memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
-                fds.push_back(fd);
-            }
-        }
-    }
+    len = gaudi_test::recv_fds(sock, buf, sizeof(buf), &fds, MSG_DONTWAIT);
 
     if (len <= 0) {
         /* closed unanswered: what a malformed request gets (a valid one
@@ -324,9 +267,7 @@ void fdsrv_fuzzer::check_answer(uint64_t iteration, int sock,
         m_w.count((reply.status == UCS_OK) ? "answered_ok" : "refused");
     }
 
-    for (int f : fds) {
-        close(f);
-    }
+    gaudi_test::close_fds(&fds);
 }
 
 void fdsrv_fuzzer::deliver(rng &r, uint64_t iteration, const bytes &msg)
@@ -405,74 +346,39 @@ void fdsrv_fuzzer::deliver(rng &r, uint64_t iteration, const bytes &msg)
 bool fdsrv_fuzzer::valid_get_fd(std::string *why, unsigned key_index)
 {
     const uct_gaudi_ipc_rkey_t &key = m_exp.keys()[key_index];
-    char control[CMSG_SPACE(4 * sizeof(int))];
-    uct_gaudi_ipc_msg_t msg, reply;
-    struct iovec iov = {&reply, sizeof(reply)};
-    struct pollfd pfd;
-    struct msghdr hdr;
+    uct_gaudi_ipc_msg_t reply;
+    std::vector<int> fds;
     struct stat st;
-    ssize_t len;
-    int sock, fd = -1;
+    bool ok;
+    int stage;
 
-    memset(&msg, 0, sizeof(msg));
-    msg.magic     = UCT_GAUDI_IPC_MSG_MAGIC;
-    msg.op        = UCT_GAUDI_IPC_MSG_GET_FD;
-    msg.export_id = key.export_id;
-    msg.cookie    = key.cookie;
-    msg.sender    = m_id;
-    msg.pid       = getpid();
-
-    sock = connect_unix(m_exp.server_path(), SOCK_SEQPACKET, false);
-    if ((sock < 0) ||
-        (send(sock, &msg, sizeof(msg), MSG_NOSIGNAL) != sizeof(msg))) {
-        *why = std::string("cannot send: ") + strerror(errno);
-        if (sock >= 0) {
-            close(sock);
-        }
-        return false;
-    }
-
-    pfd.fd     = sock;
-    pfd.events = POLLIN;
-    memset(&hdr, 0, sizeof(hdr));
-    hdr.msg_iov        = &iov;
-    hdr.msg_iovlen     = 1;
-    hdr.msg_control    = control;
-    hdr.msg_controllen = sizeof(control);
-    len = (poll(&pfd, 1, 5000) == 1) ? recvmsg(sock, &hdr, MSG_CMSG_CLOEXEC) :
-                                       -1;
     /* the server closes its copy of the fd and then the connection after
      * answering: wait for that end-of-file, or a baseline taken right after
      * this call holds both (a loaded machine's fresh root did: "gone:
      * socket, dmabuf") */
-    if ((len > 0) && (poll(&pfd, 1, 5000) == 1)) {
-        char c;
-        (void)recv(sock, &c, sizeof(c), MSG_DONTWAIT);
+    stage = gaudi_test::ipc_call(
+            m_exp.server_path(),
+            gaudi_test::ipc_request(UCT_GAUDI_IPC_MSG_GET_FD, key, m_id), 5.0,
+            &reply, &fds, true);
+    ok    = (stage == gaudi_test::IPC_REPLY) && (reply.status == UCS_OK) &&
+            !fds.empty() && (fstat(fds[0], &st) == 0) && S_ISFIFO(st.st_mode);
+    if (!ok) {
+        *why = std::string(gaudi_test::ipc_stage_name(stage)) + " (" +
+               strerror(errno) + "), status " +
+               std::to_string((stage == gaudi_test::IPC_REPLY) ?
+                              reply.status : 0) +
+               ", " + std::to_string(fds.size()) + " fds";
     }
-    close(sock);
-    if ((hdr.msg_controllen > 0) && (CMSG_FIRSTHDR(&hdr) != NULL) &&
-        (CMSG_FIRSTHDR(&hdr)->cmsg_type == SCM_RIGHTS)) {
-        memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&hdr)), sizeof(int));
-    }
-
-    if ((len != sizeof(reply)) || (reply.status != UCS_OK) || (fd < 0) ||
-        (fstat(fd, &st) != 0) || !S_ISFIFO(st.st_mode)) {
-        *why = "answer of " + std::to_string(len) + " bytes, status " +
-               std::to_string((len == sizeof(reply)) ? reply.status : 0) +
-               ", fd " + std::to_string(fd);
-        if (fd >= 0) {
-            close(fd);
-        }
-        return false;
-    }
-    close(fd);
-    return true;
+    gaudi_test::close_fds(&fds);
+    return ok;
 }
 
 void fdsrv_fuzzer::run()
 {
-    std::string state = make_temp_dir("fdsrv"), err;
+    gaudi_test::temp_dir dir("gaudi-fuzz-fdsrv");
+    const std::string &state = dir.path();
     uint64_t i, last_alive = 0;
+    std::string err;
     int status;
 
     for (const hex_seed &seed : load_hex_corpus(TARGET)) {
@@ -484,7 +390,6 @@ void fdsrv_fuzzer::run()
 
     if (!m_exp.start(state, IPC_TIMEOUT, &err)) {
         m_w.fail("%s", err.c_str());
-        remove_tree(state);
         return;
     }
     /* our revocation socket: GET_FD is granted only to an importer that a
@@ -546,7 +451,6 @@ void fdsrv_fuzzer::run()
     for (int fd : m_extra) {
         close(fd);
     }
-    remove_tree(state);
 }
 
 } /* namespace */

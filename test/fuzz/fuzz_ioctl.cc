@@ -1235,8 +1235,22 @@ void ioctl_fuzzer::do_seed()
 
 void ioctl_fuzzer::run()
 {
+    /* The share of the iterations of each kind of call: an iteration draws
+     * 0..99 and makes the first one whose bound is above the draw; above
+     * them all, a seed of the corpus or a reopen */
+    static const struct {
+        unsigned below;
+        void (ioctl_fuzzer::*call)();
+    } calls[] = {
+        {16, &ioctl_fuzzer::do_info}, {44, &ioctl_fuzzer::do_memory},
+        {52, &ioctl_fuzzer::do_cb},   {56, &ioctl_fuzzer::do_mmap},
+        {80, &ioctl_fuzzer::do_cs},   {92, &ioctl_fuzzer::do_wait},
+        {95, &ioctl_fuzzer::do_misc}
+    };
+    const size_t num_calls = sizeof(calls) / sizeof(calls[0]);
     uint64_t i;
     unsigned op;
+    size_t k;
 
     if (setup()) {
         for (i = m_w.first(); m_w.more(i); ++i) {
@@ -1244,20 +1258,14 @@ void ioctl_fuzzer::run()
             m_input.clear();
             m_w.begin(i, NULL, 0);
 
-            if (op < 16) {
-                do_info();
-            } else if (op < 44) {
-                do_memory();
-            } else if (op < 52) {
-                do_cb();
-            } else if (op < 56) {
-                do_mmap();
-            } else if (op < 80) {
-                do_cs();
-            } else if (op < 92) {
-                do_wait();
-            } else if (op < 95) {
-                do_misc();
+            for (k = 0; k < num_calls; ++k) {
+                if (op < calls[k].below) {
+                    break;
+                }
+            }
+
+            if (k < num_calls) {
+                (this->*calls[k].call)();
             } else if ((op < 99) && !m_corpus.empty()) {
                 do_seed();
             } else {

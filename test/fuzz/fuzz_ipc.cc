@@ -13,13 +13,9 @@ extern "C" {
 
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,8 +43,8 @@ struct export_state {
     void                     *bufs[2]   = {NULL, NULL};
     uct_mem_h                memhs[3]   = {NULL, NULL, NULL};
     emu_stats_fn_t           stats_fn   = NULL;
-    std::vector<std::string> fds;       /* the baseline */
-    gaudi_emu_stats_t        stats      = {};
+    std::string              state_dir;
+    gaudi_test::emu_snapshot baseline;
 };
 
 bool open_ipc_md(export_state &s, std::string *err)
@@ -118,20 +114,18 @@ bool export_memory(export_state &s, std::vector<uct_gaudi_ipc_rkey_t> &keys,
 
 bool at_baseline(const export_state &s, std::string *diff)
 {
-    std::vector<std::string> fds = list_fds(getenv("UCX_GAUDI_EMU_STATE_DIR"));
-    gaudi_emu_stats_t stats;
+    gaudi_test::emu_snapshot cur;
 
-    memset(&stats, 0, sizeof(stats));
-    if (s.stats_fn != NULL) {
-        s.stats_fn(&stats);
-    }
-    if ((fds == s.fds) && stats_equal(stats, s.stats)) {
+    gaudi_test::take_snapshot(s.stats_fn, s.state_dir.c_str(), &cur);
+    if ((cur.fds == s.baseline.fds) &&
+        stats_equal(cur.emu, s.baseline.emu)) {
         return true;
     }
 
-    *diff = "fds not at the baseline:" + fd_diff(fds, s.fds) +
-            "; gone:" + fd_diff(s.fds, fds) + "; emulator: " +
-            stats_string(stats) + " (baseline " + stats_string(s.stats) + ")";
+    *diff = "fds not at the baseline:" + fd_diff(cur.fds, s.baseline.fds) +
+            "; gone:" + fd_diff(s.baseline.fds, cur.fds) + "; emulator: " +
+            stats_string(cur.emu) + " (baseline " +
+            stats_string(s.baseline.emu) + ")";
     return false;
 }
 
@@ -145,12 +139,9 @@ void deregister_all(export_state &s)
     }
 }
 
-void take_baseline(export_state &s, const std::string &state_dir)
+void take_baseline(export_state &s)
 {
-    s.fds = list_fds(state_dir.c_str());
-    if (s.stats_fn != NULL) {
-        s.stats_fn(&s.stats);
-    }
+    gaudi_test::take_snapshot(s.stats_fn, s.state_dir.c_str(), &s.baseline);
 }
 
 /* Commands: 'D' deregister, 'B' take the baseline again, 'C' <timeout>
@@ -176,8 +167,9 @@ int exporter_main(int chan, const std::string &state_dir,
         return 1;
     }
 
-    s.stats_fn = find_emu_stats();
-    take_baseline(s, state_dir);
+    s.stats_fn  = find_emu_stats();
+    s.state_dir = state_dir;
+    take_baseline(s);
     chan_send(chan, keys.data(), keys.size() * sizeof(keys[0]));
 
     for (;;) {
@@ -190,7 +182,7 @@ int exporter_main(int chan, const std::string &state_dir,
             deregister_all(s);
             chan_send(chan, "ok", 2);
         } else if (cmd[0] == 'B') {
-            take_baseline(s, state_dir);
+            take_baseline(s);
             chan_send(chan, "ok", 2);
         } else if (cmd[0] == 'C') {
             deadline = now() + strtod(cmd + 1, NULL);
@@ -237,13 +229,10 @@ bool exporter::start(const std::string &state_dir, const char *ipc_timeout,
     }
 
     m_dir = ipc_dir_of(state_dir);
-    fflush(NULL);
-    m_pid = fork();
-    if (m_pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
+    m_pid = gaudi_test::fork_child([&]() {
         close(sv[0]);
-        _exit(exporter_main(sv[1], state_dir, ipc_timeout));
-    }
+        return exporter_main(sv[1], state_dir, ipc_timeout);
+    }, true);
     close(sv[1]);
     m_chan = sv[0];
     if (m_pid < 0) {
@@ -331,23 +320,13 @@ bool exporter::check_leaks(double timeout, std::string *report)
 
 void exporter::stop()
 {
-    double deadline = now() + 10;
-    int status;
-
     if (m_chan >= 0) {
         chan_send(m_chan, "Q", 1);
         close(m_chan);
         m_chan = -1;
     }
     if (m_pid > 0) {
-        while ((waitpid(m_pid, &status, WNOHANG) != m_pid) &&
-               (now() < deadline)) {
-            usleep(1000);
-        }
-        if (now() >= deadline) {
-            kill(m_pid, SIGKILL);
-            waitpid(m_pid, &status, 0);
-        }
+        gaudi_test::wait_child(m_pid, 10, NULL);
         m_pid = -1;
     }
 }
@@ -355,61 +334,6 @@ void exporter::stop()
 std::string ipc_dir_of(const std::string &state_dir)
 {
     return state_dir + "/ipc";
-}
-
-std::string ipc_entry_name(const uct_gaudi_ipc_srv_id_t &id, bool rev)
-{
-    char name[64];
-
-    snprintf(name, sizeof(name), "%016llx%016llx%s",
-             (unsigned long long)id.hi, (unsigned long long)id.lo,
-             rev ? UCT_GAUDI_IPC_REV_SUFFIX : "");
-    return name;
-}
-
-int connect_unix(const std::string &path, int type, bool nonblock)
-{
-    struct sockaddr_un addr;
-    socklen_t len;
-    int fd, err;
-
-    memset(&addr, 0, sizeof(addr));
-    addr.sun_family = AF_UNIX;
-    memcpy(addr.sun_path, path.data(),
-           std::min(path.size(), sizeof(addr.sun_path) - 1));
-    len = offsetof(struct sockaddr_un, sun_path) + path.size() + 1;
-
-    fd = socket(AF_UNIX, type | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0),
-                0);
-    if ((fd >= 0) && (connect(fd, (struct sockaddr*)&addr, len) != 0)) {
-        err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    return fd;
-}
-
-int listen_unix(const std::string &path)
-{
-    struct sockaddr_un addr;
-    int fd, err;
-
-    memset(&addr, 0, sizeof(addr));
-    addr.sun_family = AF_UNIX;
-    memcpy(addr.sun_path, path.data(),
-           std::min(path.size(), sizeof(addr.sun_path) - 1));
-    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if ((fd >= 0) &&
-        ((bind(fd, (struct sockaddr*)&addr,
-               offsetof(struct sockaddr_un, sun_path) + path.size() + 1) !=
-          0) || (listen(fd, 64) != 0))) {
-        err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    return fd;
 }
 
 } /* namespace gaudi_fuzz */

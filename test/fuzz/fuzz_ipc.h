@@ -19,6 +19,8 @@
 
 #include "fuzz_common.h"
 
+#include "gt_ipc_msg.h"
+
 extern "C" {
 #include <uct/gaudi/ipc/gaudi_ipc_proto.h>
 }
@@ -79,15 +81,11 @@ private:
  * emulated node in @a state_dir */
 std::string ipc_dir_of(const std::string &state_dir);
 
-/* The entry name of fd server @a id (its revocations' if @a rev) */
-std::string ipc_entry_name(const uct_gaudi_ipc_srv_id_t &id, bool rev);
-
-/* Connected socket of @a type to the UNIX socket at @a path, or -1
- * (errno) */
-int connect_unix(const std::string &path, int type, bool nonblock);
-
-/* Listening SOCK_SEQPACKET socket at @a path, or -1 (errno) */
-int listen_unix(const std::string &path);
+/* The entry name of fd server @a id (its revocations' if @a rev), and
+ * sockets by path (gaudi_test: test/common/gt_ipc_msg.h) */
+using gaudi_test::connect_unix;
+using gaudi_test::ipc_entry_name;
+using gaudi_test::listen_unix;
 
 } /* namespace gaudi_fuzz */
 

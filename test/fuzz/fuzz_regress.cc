@@ -169,20 +169,18 @@ TEST_F(gaudi_fuzz_emu, register_eventfd_takes_eventfds_only)
  * DMA-BUF. It must be closed unanswered, like any malformed request. */
 TEST(gaudi_fuzz_fdsrv, longer_request_is_refused)
 {
-    std::string state = make_temp_dir("regress-fdsrv"), err;
-    uct_gaudi_ipc_msg_t msg;
+    gaudi_test::temp_dir state("gaudi-fuzz-regress-fdsrv");
     uint8_t buf[sizeof(uct_gaudi_ipc_msg_t) + 8], reply[64];
+    uct_gaudi_ipc_msg_t msg;
     struct pollfd pfd;
+    std::string err;
     exporter exp;
     int sock;
 
-    ASSERT_TRUE(exp.start(state, "0.5s", &err)) << err;
-    memset(&msg, 0, sizeof(msg));
-    msg.magic     = UCT_GAUDI_IPC_MSG_MAGIC;
-    msg.op        = UCT_GAUDI_IPC_MSG_GET_FD;
-    msg.export_id = exp.keys()[0].export_id;
-    msg.cookie    = exp.keys()[0].cookie;
-    msg.pid       = getpid();
+    ASSERT_TRUE(exp.start(state.path(), "0.5s", &err)) << err;
+    /* from no importer's fd server (a zero identity) */
+    msg = gaudi_test::ipc_request(UCT_GAUDI_IPC_MSG_GET_FD, exp.keys()[0],
+                                  uct_gaudi_ipc_srv_id_t());
     memcpy(buf, &msg, sizeof(msg));
     memset(buf + sizeof(msg), 0xa5, sizeof(buf) - sizeof(msg));
 
@@ -201,7 +199,6 @@ TEST(gaudi_fuzz_fdsrv, longer_request_is_refused)
 
     EXPECT_TRUE(exp.check_leaks(3.0, &err)) << err;
     exp.stop();
-    remove_tree(state);
 }
 
 

@@ -19,6 +19,10 @@
 #include "ipc_child.h"
 #include "ipc_harness.h"
 
+#include "gt_emu.h"
+#include "gt_log.h"
+#include "gt_ipc_msg.h"
+
 extern "C" {
 #include <uct/gaudi/drv/gaudi_buf.h>
 #include <ucs/async/async.h>
@@ -59,6 +63,7 @@ extern "C" void (*uct_gaudi_ipc_cache_import_hook)(
 namespace {
 
 using namespace gipc;
+using namespace gaudi_test;
 
 const size_t MiB       = 1ul << 20;
 const int    UID_NOBODY = 65534;
@@ -76,18 +81,9 @@ std::string ipc_dir()
 }
 
 /* The entry of fd server @a id: its requests', or its revocations' */
-std::string entry_name(const uct_gaudi_ipc_srv_id_t &id, bool rev = false)
-{
-    char buf[64];
-
-    snprintf(buf, sizeof(buf), "%016lx%016lx%s", (unsigned long)id.hi,
-             (unsigned long)id.lo, rev ? UCT_GAUDI_IPC_REV_SUFFIX : "");
-    return buf;
-}
-
 std::string entry_path(const uct_gaudi_ipc_srv_id_t &id, bool rev = false)
 {
-    return ipc_dir() + "/" + entry_name(id, rev);
+    return ipc_dir() + "/" + ipc_entry_name(id, rev);
 }
 
 /* ... of the exporter @a rk names */
@@ -119,98 +115,27 @@ uct_gaudi_ipc_srv_id_t fake_id(uint64_t n = 0)
     return {0x5eedf00d00000000ul | (uint64_t)getpid(), n};
 }
 
-socklen_t path_addr(const std::string &path, struct sockaddr_un *addr)
-{
-    memset(addr, 0, sizeof(*addr));
-    addr->sun_family = AF_UNIX;
-    memcpy(addr->sun_path, path.data(),
-           std::min(path.size(), sizeof(addr->sun_path) - 1));
-    return offsetof(struct sockaddr_un, sun_path) + path.size() + 1;
-}
-
 /* Connected SEQPACKET socket to @a path, or -1 (errno) */
 int connect_path(const std::string &path, bool nonblock = false)
 {
-    struct sockaddr_un addr;
-    socklen_t len = path_addr(path, &addr);
-    int fd, err;
-
-    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
-                (nonblock ? SOCK_NONBLOCK : 0), 0);
-    if ((fd >= 0) && (connect(fd, (struct sockaddr*)&addr, len) != 0)) {
-        err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    return fd;
-}
-
-/* Listening SEQPACKET socket on @a path, or -1 (errno) */
-int listen_path(const std::string &path, int backlog = 64)
-{
-    struct sockaddr_un addr;
-    socklen_t len = path_addr(path, &addr);
-    int fd, err;
-
-    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if ((fd >= 0) && ((bind(fd, (struct sockaddr*)&addr, len) != 0) ||
-                      (listen(fd, backlog) != 0))) {
-        err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    return fd;
+    return connect_unix(path, SOCK_SEQPACKET, nonblock);
 }
 
 /* Send @a msg with @a num_fds descriptors (of /dev/null) attached */
 bool send_with_fds(int sock, const uct_gaudi_ipc_msg_t &msg, int num_fds)
 {
-    char control[CMSG_SPACE(8 * sizeof(int))] = {0};
-    struct iovec iov = {(void*)&msg, sizeof(msg)};
-    int fds[8], i;
-    struct cmsghdr *cmsg;
-    struct msghdr hdr;
+    int fds[8] = {}, i;
     bool ok;
 
-    memset(&hdr, 0, sizeof(hdr));
-    hdr.msg_iov    = &iov;
-    hdr.msg_iovlen = 1;
     for (i = 0; i < num_fds; ++i) {
         fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
-    if (num_fds > 0) {
-        hdr.msg_control    = control;
-        hdr.msg_controllen = CMSG_SPACE(num_fds * sizeof(int));
-        cmsg               = CMSG_FIRSTHDR(&hdr);
-        cmsg->cmsg_level   = SOL_SOCKET;
-        cmsg->cmsg_type    = SCM_RIGHTS;
-        cmsg->cmsg_len     = CMSG_LEN(num_fds * sizeof(int));
-        memcpy(CMSG_DATA(cmsg), fds, num_fds * sizeof(int));
-    }
-
-    ok = sendmsg(sock, &hdr, MSG_NOSIGNAL) == (ssize_t)sizeof(msg);
+    ok = send_fds(sock, &msg, sizeof(msg), fds, num_fds) ==
+         (ssize_t)sizeof(msg);
     for (i = 0; i < num_fds; ++i) {
         close(fds[i]);
     }
     return ok;
-}
-
-/* A request of export @a rk, from the fd server @a sender */
-uct_gaudi_ipc_msg_t make_msg(uint32_t op, const uct_gaudi_ipc_rkey_t &rk,
-                             const uct_gaudi_ipc_srv_id_t &sender = fake_id())
-{
-    uct_gaudi_ipc_msg_t msg;
-
-    memset(&msg, 0, sizeof(msg));
-    msg.magic     = UCT_GAUDI_IPC_MSG_MAGIC;
-    msg.op        = op;
-    msg.export_id = rk.export_id;
-    msg.cookie    = rk.cookie;
-    msg.sender    = sender;
-    msg.pid       = getpid();
-    return msg;
 }
 
 /* Wait up to @a timeout s for a reply or the close of @a sock */
@@ -235,29 +160,20 @@ bool become(int uid)
  */
 int run_attacker(int uid, double timeout, const std::function<int()> &fn)
 {
-    double deadline = now() + timeout;
     int status;
     pid_t pid;
 
-    fflush(NULL);
-    pid = fork();
-    GIPC_ASSERT(pid >= 0) << strerror(errno);
-    if (pid == 0) {
+    pid = fork_child([&]() {
         /* another uid that cannot even reach /tmp (a chroot whose "/" is
          * 0700) is refused everything, and its refusals prove nothing */
-        _exit(!become(uid) ? 255 :
-              ((uid >= 0) && (access("/tmp", X_OK) != 0)) ? 254 : fn());
-    }
-
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            info("attacker pid %d (uid %d) killed after %.1f s", pid, uid,
-                 timeout);
-            return -1;
-        }
-        usleep(1000);
+        return !become(uid) ? 255 :
+               ((uid >= 0) && (access("/tmp", X_OK) != 0)) ? 254 : fn();
+    });
+    GIPC_ASSERT(pid >= 0) << strerror(errno);
+    if (!wait_child(pid, timeout, &status)) {
+        info("attacker pid %d (uid %d) killed after %.1f s", pid, uid,
+             timeout);
+        return -1;
     }
 
     GIPC_EXPECT(!WIFEXITED(status) || (WEXITSTATUS(status) != 255))
@@ -282,27 +198,25 @@ struct background {
         char c = 'n';
 
         GIPC_ASSERT(pipe(ready) == 0);
-        fflush(NULL);
-        pid = fork();
-        GIPC_ASSERT(pid >= 0);
-        if (pid == 0) {
+        pid = fork_child([&]() {
             close(ready[0]);
             close(CHANNEL_FD);  /* the other child must see us die */
             if (!become(uid)) {
-                _exit(255);
+                return 255;
             }
-            _exit(fn([&]() {
+            return fn([&]() {
                 c = 'y';
                 if (write(ready[1], &c, 1) != 1) {
                     _exit(1);
                 }
-            }));
-        }
+            });
+        });
+        GIPC_ASSERT(pid >= 0);
         close(ready[1]);
         if (read(ready[0], &c, 1) != 1) {
             int status = 0;
 
-            waitpid(pid, &status, 0);
+            wait_child(pid, 10.0, &status);
             pid = -1;
             GIPC_ASSERT(false) << "background process (uid " << uid
                                << ") did not start: exit status "
@@ -316,8 +230,7 @@ struct background {
     void stop()
     {
         if (pid > 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
+            kill_child(pid);
             pid = -1;
         }
     }
@@ -331,7 +244,7 @@ void start_fake_server(background &bg, int uid, const std::string &path,
                        const std::function<void(int)> &answer)
 {
     bg.start(uid, [=](std::function<void()> ready) {
-        int lfd = listen_path(path), sock;
+        int lfd = listen_unix(path), sock;
 
         if (lfd < 0) {
             return 100 + errno;
@@ -353,6 +266,48 @@ uct_gaudi_ipc_rkey_t key_of(const remote_region &rr)
     GIPC_ASSERT(rr.packed.size() == sizeof(rk));
     memcpy(&rk, rr.packed.data(), sizeof(rk));
     return rk;
+}
+
+/* The exporter's side: @a count buffers of 1 MiB, registered, their keys
+ * sent to the importer */
+std::vector<const region*> export_buffers(peer &p, unsigned count)
+{
+    std::vector<const region*> bufs;
+    region *buf;
+
+    while (bufs.size() < count) {
+        buf = p.alloc(MiB);
+        p.reg(buf);
+        bufs.push_back(buf);
+    }
+    p.send_regions(bufs);
+    return bufs;
+}
+
+/* The exporter's opening: @a buf registered, its key sent, until the
+ * importer's sync 1 */
+void export_and_wait(peer &p, region *buf)
+{
+    p.reg(buf);
+    p.send_regions({buf});
+    GIPC_ASSERT(p.wait_sync(1, 60.0));
+}
+
+/* The opening of a scenario where the exporter (index 1) only serves a
+ * buffer to the importer, which does everything: false in the exporter,
+ * whose part is then over; true in the importer, with the buffer in
+ * @a rr */
+bool serve_or_receive(peer &p, std::vector<remote_region> &rr)
+{
+    p.setup();
+    if (p.index() == 1) {
+        export_and_wait(p, p.alloc(MiB));
+        p.teardown();
+        return false;
+    }
+
+    GIPC_ASSERT(p.recv_regions(rr));
+    return true;
 }
 
 /* Make @a rk name the fd server at entry @a id, as its entry is now (what a
@@ -437,7 +392,8 @@ GIPC_SCENARIO(fd_flood)
     for (uid = UID_NOBODY; uid != -2; uid = (uid == UID_NOBODY) ? -1 : -2) {
         double start = now();
         int sent = run_attacker(uid, 40.0, [&]() {
-            uct_gaudi_ipc_msg_t msg = make_msg(UCT_GAUDI_IPC_MSG_GET_FD, rk);
+            uct_gaudi_ipc_msg_t msg = ipc_request(UCT_GAUDI_IPC_MSG_GET_FD, rk,
+                                                  fake_id());
             int i, sock, count = 0, connected = 0;
 
             for (i = 0; i < rounds; ++i) {
@@ -603,9 +559,7 @@ GIPC_SCENARIO(idle_stall)
     p.connect();
     buf = p.alloc(MiB);
     if (p.index() == 1) {               /* victim: exporter */
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
+        export_and_wait(p, buf);
         tick.start();
         GIPC_ASSERT(p.wait_sync(2, 60.0));
         gap = tick.stop();
@@ -798,8 +752,7 @@ void put_and_check(peer &p)
         return;
     }
 
-    GIPC_ASSERT(p.recv_regions(rr));
-    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    p.recv_and_unpack(rr, &bundle);
     p.dev_pattern(buf->address, 4096, 31);
     p.op_init(&o, true, buf->address, 4096, NULL, rr[0].address, bundle.rkey);
     GIPC_EXPECT_OK(p.op_run(&o)) << "put";
@@ -812,24 +765,13 @@ void put_and_check(peer &p)
 
 /* A directory like a shared /tmp (mode 1777), removed with what it holds */
 struct sticky_dir {
+    temp_dir    dir{"gaudi-ipc-sticky"};
     std::string path;
 
-    sticky_dir()
+    sticky_dir() : path(dir.path())
     {
-        char tmpl[] = "/tmp/gaudi-ipc-sticky.XXXXXX";
-
-        GIPC_ASSERT(mkdtemp(tmpl) != NULL) << strerror(errno);
-        path = tmpl;
-        GIPC_ASSERT(chmod(tmpl, 01777) == 0) << strerror(errno);
-    }
-
-    ~sticky_dir()
-    {
-        std::string cmd = "rm -rf '" + path + "'";
-
-        if (system(cmd.c_str()) != 0) {
-            info("could not remove %s", path.c_str());
-        }
+        GIPC_ASSERT(!path.empty()) << strerror(errno);
+        GIPC_ASSERT(chmod(path.c_str(), 01777) == 0) << strerror(errno);
     }
 };
 
@@ -851,27 +793,11 @@ int count_entries(const std::string &path)
     return count;
 }
 
-/* UCX's error lines of this process while a md is opened */
-std::string g_errors;
-
-ucs_log_func_rc_t capture_errors(const char *file, unsigned line,
-                                 const char *function, ucs_log_level_t level,
-                                 const ucs_log_component_config_t *comp_conf,
-                                 const char *message, va_list ap)
-{
-    char buf[1024];
-
-    if (level <= UCS_LOG_LEVEL_ERROR) {
-        vsnprintf(buf, sizeof(buf), message, ap);
-        g_errors += std::string(buf) + "\n";
-    }
-    return UCS_LOG_FUNC_RC_CONTINUE;
-}
-
 /* Open (and close) the gaudi_ipc MD with the environment as it is now: its
- * status; the errors it logged in g_errors */
-ucs_status_t try_md_open()
+ * status; the errors it logged in *errors (if not NULL) */
+ucs_status_t try_md_open(std::string *errors = NULL)
 {
+    log_capture capture(UCS_LOG_LEVEL_ERROR, false);
     ucs_status_t status = UCS_ERR_NO_ELEM;
     uct_component_attr_t attr;
     uct_component_h *comps;
@@ -879,8 +805,6 @@ ucs_status_t try_md_open()
     unsigned i, num;
     uct_md_h md;
 
-    g_errors.clear();
-    ucs_log_push_handler(capture_errors);
     GIPC_ASSERT_OK(uct_query_components(&comps, &num));
     for (i = 0; i < num; ++i) {
         attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
@@ -896,7 +820,9 @@ ucs_status_t try_md_open()
         }
     }
     uct_release_component_list(comps);
-    ucs_log_pop_handler();
+    if (errors != NULL) {
+        *errors = capture.text();
+    }
     return status;
 }
 
@@ -904,17 +830,18 @@ ucs_status_t try_md_open()
 void expect_dir_refused(const std::string &what, const std::string &path,
                         const std::string &why)
 {
+    std::string errors;
     ucs_status_t status;
 
     setenv("UCX_GAUDI_IPC_DIR", path.c_str(), 1);
-    status = try_md_open();
+    status = try_md_open(&errors);
     info("%s: md open %s; %s", what.c_str(), ucs_status_string(status),
-         g_errors.c_str());
+         errors.c_str());
     GIPC_EXPECT(status != UCS_OK) << what << ": the MD used " << path;
-    GIPC_EXPECT((g_errors.find(path) != std::string::npos) &&
-                (g_errors.find(why) != std::string::npos))
+    GIPC_EXPECT((errors.find(path) != std::string::npos) &&
+                (errors.find(why) != std::string::npos))
             << what << ": the error does not name " << path << " and '"
-            << why << "': " << g_errors;
+            << why << "': " << errors;
 }
 
 /*
@@ -927,7 +854,7 @@ void expect_dir_refused(const std::string &what, const std::string &path,
 GIPC_SCENARIO(squat_dir)
 {
     sticky_dir sticky;
-    std::string own, squatted, link, open_dir, xdg;
+    std::string own, squatted, link, open_dir, xdg, errors;
     struct stat st;
     int rc;
 
@@ -964,7 +891,8 @@ GIPC_SCENARIO(squat_dir)
     GIPC_ASSERT(mkdir(xdg.c_str(), 0700) == 0);
     setenv("UCX_GAUDI_IPC_DIR", "", 1);
     setenv("XDG_RUNTIME_DIR", xdg.c_str(), 1);
-    GIPC_EXPECT_OK(try_md_open()) << "the default directory: " << g_errors;
+    GIPC_EXPECT_OK(try_md_open(&errors)) << "the default directory: "
+                                         << errors;
     GIPC_EXPECT((lstat((xdg + "/ucx-gaudi-ipc").c_str(), &st) == 0) &&
                 S_ISDIR(st.st_mode) && ((st.st_mode & 0777) == 0700) &&
                 (st.st_uid == geteuid()))
@@ -988,15 +916,14 @@ GIPC_SCENARIO(fork_close)
 
     p.setup();
     if (p.index() == 1) {
-        fflush(NULL);
-        child = fork();
-        GIPC_ASSERT(child >= 0) << strerror(errno);
-        if (child == 0) {
+        child = fork_child([&]() {
             close(CHANNEL_FD);
             uct_md_close(p.md());
-            _exit(0);
-        }
-        GIPC_ASSERT(waitpid(child, &status, 0) == child);
+            return 0;
+        });
+        GIPC_ASSERT(child >= 0) << strerror(errno);
+        GIPC_ASSERT(wait_child(child, 30.0, &status))
+                << "the child's md close did not end in 30 s";
         GIPC_EXPECT(WIFEXITED(status) && (WEXITSTATUS(status) == 0))
                 << "the child's md close: status " << status;
         for (const std::string &entry : entries_of(p.my_hello())) {
@@ -1039,7 +966,7 @@ GIPC_SCENARIO(squat_next_names)
         g_squat_base = 0x5157000000000000ul | getpid();
         squatted_id(0, &id);
         rc = run_attacker(UID_NOBODY, 10.0, [&]() {
-            return (listen_path(entry_path(id)) >= 0) ? 0 :
+            return (listen_unix(entry_path(id)) >= 0) ? 0 :
                    std::min(errno, 254);
         });
         info("uid nobody binding %s: %s", entry_path(id).c_str(),
@@ -1053,7 +980,7 @@ GIPC_SCENARIO(squat_next_names)
 
             for (unsigned k = 0; k < 3; ++k) {
                 squatted_id(k, &sid);
-                if (listen_path(entry_path(sid)) < 0) {
+                if (listen_unix(entry_path(sid)) < 0) {
                     return 1;
                 }
             }
@@ -1066,7 +993,7 @@ GIPC_SCENARIO(squat_next_names)
     p.setup();      /* index 1: its server binds the 4th name */
     if (p.index() == 0) {
         id = id_of(p.peer_hello());
-        info("the victim serves as %s", entry_name(id).c_str());
+        info("the victim serves as %s", ipc_entry_name(id).c_str());
         GIPC_EXPECT(id.lo == 3) << "the victim took name " << id.lo;
     }
     p.connect();
@@ -1089,25 +1016,16 @@ GIPC_SCENARIO(squat_after_exit)
     uct_gaudi_ipc_srv_id_t id;
     struct stat st;
     int report[2], rc;
-    region *buf;
 
-    p.setup();
-    if (p.index() == 1) {
-        buf = p.alloc(MiB);
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
-        p.teardown();
+    if (!serve_or_receive(p, rr)) {
         return;
     }
-
-    GIPC_ASSERT(p.recv_regions(rr));
     GIPC_ASSERT(pipe2(report, O_NONBLOCK | O_CLOEXEC) == 0);
 
     /* a process that had a key of its memory out, and exited */
     id = fake_id(1);
     gone.start(-1, [id](std::function<void()> ready) {
-        if (listen_path(entry_path(id)) < 0) {
+        if (listen_unix(entry_path(id)) < 0) {
             return 100 + errno;
         }
         ready();
@@ -1124,7 +1042,7 @@ GIPC_SCENARIO(squat_after_exit)
                 (errno == ENOENT)) << "the stale entry was not removed";
 
     rc = run_attacker(UID_NOBODY, 10.0, [&]() {
-        return (listen_path(entry_path(id)) >= 0) ? 0 : std::min(errno, 254);
+        return (listen_unix(entry_path(id)) >= 0) ? 0 : std::min(errno, 254);
     });
     GIPC_EXPECT(rc == EACCES) << "uid nobody binding in our directory: "
                               << ((rc == 0) ? "bound" : strerror(rc));
@@ -1152,19 +1070,10 @@ GIPC_SCENARIO(fake_server_foreign)
     uct_gaudi_ipc_srv_id_t id;
     std::string own;
     int report[2];
-    region *buf;
 
-    p.setup();
-    if (p.index() == 1) {
-        buf = p.alloc(MiB);
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
-        p.teardown();
+    if (!serve_or_receive(p, rr)) {
         return;
     }
-
-    GIPC_ASSERT(p.recv_regions(rr));
     GIPC_ASSERT(pipe2(report, O_NONBLOCK | O_CLOEXEC) == 0);
     {
         sticky_dir sticky;
@@ -1175,9 +1084,9 @@ GIPC_SCENARIO(fake_server_foreign)
         }) == 0);
 
         id = fake_id(2);
-        start_squatter(squatter, UID_NOBODY, own + "/" + entry_name(id),
+        start_squatter(squatter, UID_NOBODY, own + "/" + ipc_entry_name(id),
                        report[1]);
-        GIPC_ASSERT(rename((own + "/" + entry_name(id)).c_str(),
+        GIPC_ASSERT(rename((own + "/" + ipc_entry_name(id)).c_str(),
                            entry_path(id).c_str()) == 0) << strerror(errno);
         rk = key_of(rr[0]);
         retarget_key(&rk, id);
@@ -1227,9 +1136,7 @@ GIPC_SCENARIO(free_import_race)
     p.setup();
     if (p.index() == 1) {
         buf = p.alloc(MiB);
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
+        export_and_wait(p, buf);
         p.free(buf);
         p.send_sync(2);
         p.teardown();
@@ -1305,8 +1212,7 @@ GIPC_SCENARIO(subrange)
         return;
     }
 
-    GIPC_ASSERT(p.recv_regions(rr));
-    GIPC_ASSERT_OK(p.unpack(rr[0].packed.data(), &bundle));
+    p.recv_and_unpack(rr, &bundle);
     p.dev_pattern(buf->address, len, 5);
     p.op_init(&o, true, buf->address, size, NULL, rr[0].address, bundle.rkey);
     GIPC_EXPECT_OK(p.op_run(&o)) << "put inside the registered range";
@@ -1331,34 +1237,15 @@ GIPC_SCENARIO(subrange)
 bool fake_import(const uct_gaudi_ipc_rkey_t &rk,
                  const uct_gaudi_ipc_srv_id_t &id)
 {
-    uct_gaudi_ipc_msg_t msg = make_msg(UCT_GAUDI_IPC_MSG_GET_FD, rk, id);
-    char control[CMSG_SPACE(4 * sizeof(int))];
-    struct iovec iov = {&msg, sizeof(msg)};
-    struct cmsghdr *cmsg;
-    struct msghdr hdr;
-    bool got = false;
-    int sock, fd;
+    uct_gaudi_ipc_msg_t reply;
+    std::vector<int> fds;
+    bool got;
 
-    sock = connect_path(server_path(rk));
-    if ((sock < 0) || !send_with_fds(sock, msg, 0) || !wait_answer(sock, 5)) {
-        return false;
-    }
-
-    memset(&hdr, 0, sizeof(hdr));
-    hdr.msg_iov        = &iov;
-    hdr.msg_iovlen     = 1;
-    hdr.msg_control    = control;
-    hdr.msg_controllen = sizeof(control);
-    if ((recvmsg(sock, &hdr, MSG_CMSG_CLOEXEC) == (ssize_t)sizeof(msg)) &&
-        (msg.status == UCS_OK)) {
-        for (cmsg = CMSG_FIRSTHDR(&hdr); cmsg != NULL;
-             cmsg = CMSG_NXTHDR(&hdr, cmsg)) {
-            memcpy(&fd, CMSG_DATA(cmsg), sizeof(fd));
-            close(fd);
-            got = true;
-        }
-    }
-    close(sock);
+    got = (ipc_call(server_path(rk),
+                    ipc_request(UCT_GAUDI_IPC_MSG_GET_FD, rk, id), 5.0,
+                    &reply, &fds) == IPC_REPLY) &&
+          (reply.status == UCS_OK) && !fds.empty();
+    close_fds(&fds);
     return got;
 }
 
@@ -1383,9 +1270,7 @@ GIPC_SCENARIO(revoke_many)
     p.setup();
     if (p.index() == 1) {               /* victim: exporter */
         buf = p.alloc(MiB);
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
+        export_and_wait(p, buf);
         start   = now();
         p.free(buf);
         elapsed = now() - start;
@@ -1410,7 +1295,7 @@ GIPC_SCENARIO(revoke_many)
 
         (is_deaf ? deaf[i] : live[i - num_deaf]).start(-1,
                 [=](std::function<void()> ready) {
-            int lfd = listen_path(entry_path(fake_id(), true)), sock;
+            int lfd = listen_unix(entry_path(fake_id(), true)), sock;
             uct_gaudi_ipc_msg_t msg;
 
             if ((lfd < 0) || !fake_import(rk, fake_id())) {
@@ -1461,20 +1346,10 @@ GIPC_SCENARIO(revoke_many)
 /* Open sockets of this process */
 static size_t socket_count()
 {
-    char path[300], target[64];
-    struct dirent *entry;
     size_t count = 0;
-    ssize_t len;
-    DIR *dir;
 
-    dir = opendir("/proc/self/fd");
-    while ((dir != NULL) && ((entry = readdir(dir)) != NULL)) {
-        snprintf(path, sizeof(path), "/proc/self/fd/%s", entry->d_name);
-        len = readlink(path, target, sizeof(target) - 1);
-        count += (len > 0) && !strncmp(target, "socket:", 7);
-    }
-    if (dir != NULL) {
-        closedir(dir);
+    for (const std::string &fd : list_fds(NULL)) {
+        count += fd.find(" -> socket:") != std::string::npos;
     }
     return count;
 }
@@ -1491,12 +1366,7 @@ GIPC_SCENARIO(revoke_cap)
 
     p.setup();
     if (p.index() == 1) {               /* victim: exporter */
-        for (i = 0; i < num; ++i) {
-            region *buf = p.alloc(MiB);
-            p.reg(buf);
-            bufs.push_back(buf);
-        }
-        p.send_regions(bufs);
+        bufs = export_buffers(p, num);
         GIPC_ASSERT(p.wait_sync(1, 60.0));
         socks_before = socket_count();
         start      = now();
@@ -1520,7 +1390,7 @@ GIPC_SCENARIO(revoke_cap)
 
     GIPC_ASSERT(p.recv_regions(rr));
     hostile.start(-1, [=](std::function<void()> ready) {
-        int lfd = listen_path(entry_path(fake_id(), true));
+        int lfd = listen_unix(entry_path(fake_id(), true));
 
         if (lfd < 0) {
             return 1;
@@ -1566,6 +1436,16 @@ void put_through(peer &p, const remote_region &rr, region *local,
     p.release(&bundle);
 }
 
+/* The importer's opening: the exporter's buffers into @a rr, and a put
+ * of pattern @a seed into the first, whose import the cache keeps */
+void recv_and_put(peer &p, std::vector<remote_region> &rr, region *local,
+                  uint64_t seed)
+{
+    GIPC_ASSERT(p.recv_regions(rr));
+    put_through(p, rr[0], local, seed);
+    GIPC_EXPECT(extra_imports(p) == 1) << extra_imports(p);
+}
+
 /*
  * Forged keys naming a range the importer has cached (wrong cookie, export
  * id, base, length, fd server - ours, or another name -, range, device): all
@@ -1586,18 +1466,14 @@ GIPC_SCENARIO(forged_keys)
     p.connect();
     buf = p.alloc(MiB);
     if (p.index() == 1) {
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
+        export_and_wait(p, buf);
         p.dev_verify_pattern(buf->address, 4096, 8, "put after the forgeries");
         p.send_sync(2);
         p.teardown();
         return;
     }
 
-    GIPC_ASSERT(p.recv_regions(rr));
-    put_through(p, rr[0], buf, 7);
-    GIPC_EXPECT(extra_imports(p) == 1) << extra_imports(p);
+    recv_and_put(p, rr, buf, 7);
 
     rk = key_of(rr[0]);
     f = rk; f.cookie ^= 1;                  forged.push_back({"cookie", f});
@@ -1650,9 +1526,7 @@ GIPC_SCENARIO(dereg_revokes)
     p.connect();
     buf = p.alloc(MiB);
     if (p.index() == 1) {
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
+        export_and_wait(p, buf);
         p.dereg(buf);
         p.send_sync(2);
         GIPC_ASSERT(p.wait_sync(3, 60.0));
@@ -1665,9 +1539,7 @@ GIPC_SCENARIO(dereg_revokes)
         return;
     }
 
-    GIPC_ASSERT(p.recv_regions(rr));
-    put_through(p, rr[0], buf, 11);
-    GIPC_EXPECT(extra_imports(p) == 1) << extra_imports(p);
+    recv_and_put(p, rr, buf, 11);
     p.send_sync(1);
     GIPC_ASSERT(p.wait_sync(2, 60.0));
     gone = p.wait_for([&]() { return extra_imports(p) == 0; }, 3.0);
@@ -1774,28 +1646,8 @@ GIPC_SCENARIO(free_registered)
 /* UCX_GAUDI_IPC_TIMEOUT=0 (SO_RCVTIMEO's "forever") is refused */
 GIPC_SCENARIO(zero_timeout)
 {
-    uct_component_h *comps;
-    uct_component_attr_t attr;
-    uct_md_config_t *config;
-    unsigned i, num;
-    ucs_status_t status = UCS_ERR_NO_ELEM;
-    uct_md_h md;
+    ucs_status_t status = try_md_open();
 
-    GIPC_ASSERT_OK(uct_query_components(&comps, &num));
-    for (i = 0; i < num; ++i) {
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        GIPC_ASSERT_OK(uct_component_query(comps[i], &attr));
-        if (strcmp(attr.name, "gaudi_ipc")) {
-            continue;
-        }
-        GIPC_ASSERT_OK(uct_md_config_read(comps[i], NULL, NULL, &config));
-        status = uct_md_open(comps[i], "gaudi_ipc", config, &md);
-        uct_config_release(config);
-        if (status == UCS_OK) {
-            uct_md_close(md);
-        }
-    }
-    uct_release_component_list(comps);
     info("md open with UCX_GAUDI_IPC_TIMEOUT=0: %s",
          ucs_status_string(status));
     GIPC_EXPECT(status == UCS_ERR_INVALID_PARAM) << ucs_status_string(status);
@@ -1862,12 +1714,7 @@ GIPC_SCENARIO(revoke_under_idle)
 
     p.setup();
     if (p.index() == 1) {               /* exporter */
-        for (i = 0; i < num; ++i) {
-            region *buf = p.alloc(MiB);
-            p.reg(buf);
-            bufs.push_back(buf);
-        }
-        p.send_regions(bufs);
+        bufs = export_buffers(p, num);
         GIPC_ASSERT(p.wait_sync(1, 60.0));
         for (i = 0; i < num; ++i) {
             p.free(const_cast<region*>(bufs[i]));
@@ -1918,12 +1765,7 @@ GIPC_SCENARIO(idle_lockout)
 
     p.setup();
     if (p.index() == 1) {               /* exporter */
-        for (i = 0; i < num; ++i) {
-            region *buf = p.alloc(MiB);
-            p.reg(buf);
-            bufs.push_back(buf);
-        }
-        p.send_regions(bufs);
+        bufs = export_buffers(p, num);
         GIPC_ASSERT(p.wait_sync(1, 60.0));
         p.teardown();
         return;
@@ -1976,7 +1818,6 @@ GIPC_SCENARIO(cpu_flood)
     uint64_t n[3];
     int report[2];
     ticker tick;
-    region *buf;
     int i;
 
     if (p.index() == 1) {
@@ -1987,10 +1828,7 @@ GIPC_SCENARIO(cpu_flood)
     }
     p.setup();
     if (p.index() == 1) {               /* victim: exporter */
-        buf = p.alloc(MiB);
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
+        export_and_wait(p, p.alloc(MiB));
         tick.start();
         cpu   = cpu_seconds();
         start = now();
@@ -2147,19 +1985,10 @@ GIPC_SCENARIO(request_queue)
     ucs_status_t status;
     std::string path;
     int sock, err = 0;
-    region *buf;
 
-    p.setup();
-    if (p.index() == 1) {
-        buf = p.alloc(MiB);
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
-        p.teardown();
+    if (!serve_or_receive(p, rr)) {
         return;
     }
-
-    GIPC_ASSERT(p.recv_regions(rr));
     path = server_path(key_of(rr[0]));
     GIPC_ASSERT(kill(p.peer_pid(), SIGSTOP) == 0);
     /* kill() returns before the last thread stops: an async thread still
@@ -2206,37 +2035,18 @@ GIPC_SCENARIO(fake_server_full_queue)
     background fake;
     ucs_status_t status;
     double start, elapsed;
-    region *buf;
 
-    p.setup();
-    if (p.index() == 1) {
-        buf = p.alloc(MiB);
-        p.reg(buf);
-        p.send_regions({buf});
-        GIPC_ASSERT(p.wait_sync(1, 60.0));
-        p.teardown();
+    if (!serve_or_receive(p, rr)) {
         return;
     }
-
-    GIPC_ASSERT(p.recv_regions(rr));
     fake.start(-1, [](std::function<void()> ready) {
         std::string path = entry_path(fake_id(3));
-        struct sockaddr_un addr;
-        socklen_t len = path_addr(path, &addr);
-        int lfd, s;
 
-        lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if ((lfd < 0) || (bind(lfd, (struct sockaddr*)&addr, len) != 0) ||
-            (listen(lfd, 0) != 0)) {
+        if (listen_unix(path, 0) < 0) {
             return 100 + errno;
         }
         /* fill the queue with our own connections */
-        for (;;) {
-            s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                       0);
-            if (connect(s, (struct sockaddr*)&addr, len) != 0) {
-                break;
-            }
+        while (connect_path(path, true) >= 0) {
         }
         ready();
         pause();
@@ -2267,239 +2077,87 @@ GIPC_SCENARIO(fake_server_full_queue)
 
 namespace gipc {
 
-class gaudi_ipc_attack : public mp_test {
-protected:
-    void SetUp()
-    {
-        mp_test::SetUp();
-        if (geteuid() != 0) {
-            GTEST_SKIP() << "needs root to run attackers of another uid";
-        }
-    }
+namespace {
+
+/* An attack makes the victim's UCX log errors (refused requests, closed
+ * connections) */
+run_spec attack(const char *scenario)
+{
+    return run_spec(scenario).errors_ok();
+}
+
+/* Each row: a test gaudi_ipc_attack.<name>, its scenario and how it runs;
+ * all need root (register_attack_tests) */
+const mp_case attack_cases[] = {
+    /* 1. 300 requests with 2-3 descriptors each (uid nobody, then ours) */
+    {"descriptor_flood", attack("fd_flood").timeout(120)},
+    /* 1. a fake server answers with extra descriptors */
+    {"fake_server_descriptors", attack("fake_server_fds")},
+    /* 2. idle connections of uid nobody and of ours hold the fd server */
+    {"idle_connection_stall",
+     attack("idle_stall").with_env({"UCX_GAUDI_IPC_TIMEOUT=1s"}).timeout(120)},
+    /* 3. the rendezvous directory squatted, linked, open to others */
+    {"squat_dir", attack("squat_dir")},
+    /* 3. the names a server tries next squatted: it takes another */
+    {"squat_next_names", attack("squat_next_names")},
+    /* 3, 4. the name of an exited exporter squatted (uid nobody, ours) */
+    {"squat_after_exit", attack("squat_after_exit")},
+    /* 4. a server of another uid on a name a key names */
+    {"fake_server_foreign_uid", attack("fake_server_foreign")},
+    /* 5. the exporter frees while the importer imports */
+    {"free_import_race", attack("free_import_race")},
+    /* 2. an exporter out of descriptors does not spin on its fd server */
+    {"emfile_no_spin", attack("emfile")},
+    /* 6. an importer that never answers cannot make the exporter keep a
+     * socket per free */
+    {"revoke_cap", attack("revoke_cap").with_env({"UCX_GAUDI_IPC_TIMEOUT=1s"})},
+    /* 6. a free revokes 15 importers (3 deaf) under one deadline, off the
+     * free path */
+    {"revoke_many_importers",
+     attack("revoke_many").with_env({"UCX_GAUDI_IPC_TIMEOUT=2s"})},
+    /* 7. a key of 4 KiB of a 4 MiB allocation grants those 4 KiB only */
+    {"subrange_out_of_range", attack("subrange")},
+    /* 8. forged keys change nothing in the importer's cache */
+    {"forged_keys", attack("forged_keys")},
+    /* 8. a deregistration revokes and renews the identity */
+    {"dereg_revokes", attack("dereg_revokes")},
+    /* 8. the cache keeps at most UCX_GAUDI_IPC_CACHE_MAX_ENTRIES imports
+     * (and logs no error) */
+    {"cache_limit",
+     run_spec("cache_limit").with_env({"UCX_GAUDI_IPC_CACHE_MAX_ENTRIES=4"})},
+    /* 8. memory freed while registered, deregistered afterwards */
+    {"free_registered", attack("free_registered")},
+    /* 8. a zero timeout is refused */
+    {"zero_timeout",
+     attack("zero_timeout").with_env({"UCX_GAUDI_IPC_TIMEOUT=0"})},
+    /* N1, N3: idle connections of our uid do not cost revocations */
+    {"revoke_under_idle_connections",
+     attack("revoke_under_idle").with_env({"UCX_GAUDI_IPC_TIMEOUT=1s"})
+             .timeout(120)},
+    /* N3: idle connections of our uid do not lock importers out */
+    {"idle_connections_lockout",
+     attack("idle_lockout").with_env({"UCX_GAUDI_IPC_TIMEOUT=1s"})
+             .timeout(120)},
+    /* N2: a fake exporter with a full queue costs an unpack little */
+    {"fake_server_full_queue",
+     attack("fake_server_full_queue").with_env({"UCX_GAUDI_IPC_TIMEOUT=4s"})
+             .timeout(120)},
+    /* N4b: the queue a request can wait behind is short */
+    {"request_queue_is_short", attack("request_queue").timeout(120)},
+    /* N4: the exporter's CPU under a connection flood of our uid
+     * (reported) */
+    {"cpu_under_connection_flood", attack("cpu_flood").timeout(120)},
+    /* 3. a forked child that closes the inherited MD keeps the parent's
+     * entries */
+    {"fork_child_closes_md", attack("fork_close")}
 };
 
-/* 1. 300 requests with 2-3 descriptors each (uid nobody, then ours) */
-TEST_F(gaudi_ipc_attack, descriptor_flood)
+} /* namespace */
+
+void register_attack_tests()
 {
-    run_spec spec("fd_flood");
-
-    spec.allow_errors = true;
-    spec.timeout_sec  = 120;
-    run(spec);
-}
-
-/* 1. a fake server answers with extra descriptors */
-TEST_F(gaudi_ipc_attack, fake_server_descriptors)
-{
-    run_spec spec("fake_server_fds");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 2. idle connections of uid nobody and of ours hold the fd server */
-TEST_F(gaudi_ipc_attack, idle_connection_stall)
-{
-    run_spec spec("idle_stall");
-
-    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=1s"};
-    spec.allow_errors = true;
-    spec.timeout_sec  = 120;
-    run(spec);
-}
-
-/* 3. the rendezvous directory squatted, linked, open to others */
-TEST_F(gaudi_ipc_attack, squat_dir)
-{
-    run_spec spec("squat_dir");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 3. the names a server tries next squatted: it takes another */
-TEST_F(gaudi_ipc_attack, squat_next_names)
-{
-    run_spec spec("squat_next_names");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 3, 4. the name of an exited exporter squatted (uid nobody, ours) */
-TEST_F(gaudi_ipc_attack, squat_after_exit)
-{
-    run_spec spec("squat_after_exit");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 4. a server of another uid on a name a key names */
-TEST_F(gaudi_ipc_attack, fake_server_foreign_uid)
-{
-    run_spec spec("fake_server_foreign");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 5. the exporter frees while the importer imports */
-TEST_F(gaudi_ipc_attack, free_import_race)
-{
-    run_spec spec("free_import_race");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 2. an exporter out of descriptors does not spin on its fd server */
-TEST_F(gaudi_ipc_attack, emfile_no_spin)
-{
-    run_spec spec("emfile");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 6. an importer that never answers cannot make the exporter keep a socket
- * per free */
-TEST_F(gaudi_ipc_attack, revoke_cap)
-{
-    run_spec spec("revoke_cap");
-
-    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=1s"};
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 6. a free revokes 15 importers (3 deaf) under one deadline, off the
- * free path */
-TEST_F(gaudi_ipc_attack, revoke_many_importers)
-{
-    run_spec spec("revoke_many");
-
-    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=2s"};
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 7. a key of 4 KiB of a 4 MiB allocation grants those 4 KiB only */
-TEST_F(gaudi_ipc_attack, subrange_out_of_range)
-{
-    run_spec spec("subrange");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 8. forged keys change nothing in the importer's cache */
-TEST_F(gaudi_ipc_attack, forged_keys)
-{
-    run_spec spec("forged_keys");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 8. a deregistration revokes and renews the identity */
-TEST_F(gaudi_ipc_attack, dereg_revokes)
-{
-    run_spec spec("dereg_revokes");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 8. the cache keeps at most UCX_GAUDI_IPC_CACHE_MAX_ENTRIES imports */
-TEST_F(gaudi_ipc_attack, cache_limit)
-{
-    run_spec spec("cache_limit");
-
-    spec.env = {"UCX_GAUDI_IPC_CACHE_MAX_ENTRIES=4"};
-    run(spec);
-}
-
-/* 8. memory freed while registered, deregistered afterwards */
-TEST_F(gaudi_ipc_attack, free_registered)
-{
-    run_spec spec("free_registered");
-
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* 8. a zero timeout is refused */
-TEST_F(gaudi_ipc_attack, zero_timeout)
-{
-    run_spec spec("zero_timeout");
-
-    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=0"};
-    spec.allow_errors = true;
-    run(spec);
-}
-
-/* N1, N3: idle connections of our uid do not cost revocations */
-TEST_F(gaudi_ipc_attack, revoke_under_idle_connections)
-{
-    run_spec spec("revoke_under_idle");
-
-    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=1s"};
-    spec.allow_errors = true;
-    spec.timeout_sec  = 120;
-    run(spec);
-}
-
-/* N3: idle connections of our uid do not lock importers out */
-TEST_F(gaudi_ipc_attack, idle_connections_lockout)
-{
-    run_spec spec("idle_lockout");
-
-    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=1s"};
-    spec.allow_errors = true;
-    spec.timeout_sec  = 120;
-    run(spec);
-}
-
-/* N2: a fake exporter with a full queue costs an unpack little */
-TEST_F(gaudi_ipc_attack, fake_server_full_queue)
-{
-    run_spec spec("fake_server_full_queue");
-
-    spec.env          = {"UCX_GAUDI_IPC_TIMEOUT=4s"};
-    spec.allow_errors = true;
-    spec.timeout_sec  = 120;
-    run(spec);
-}
-
-/* N4b: the queue a request can wait behind is short */
-TEST_F(gaudi_ipc_attack, request_queue_is_short)
-{
-    run_spec spec("request_queue");
-
-    spec.allow_errors = true;
-    spec.timeout_sec  = 120;
-    run(spec);
-}
-
-/* N4: the exporter's CPU under a connection flood of our uid (reported) */
-TEST_F(gaudi_ipc_attack, cpu_under_connection_flood)
-{
-    run_spec spec("cpu_flood");
-
-    spec.allow_errors = true;
-    spec.timeout_sec  = 120;
-    run(spec);
-}
-
-/* 3. a forked child that closes the inherited MD keeps the parent's
- * entries */
-TEST_F(gaudi_ipc_attack, fork_child_closes_md)
-{
-    run_spec spec("fork_close");
-
-    spec.allow_errors = true;
-    run(spec);
+    register_cases("gaudi_ipc_attack", attack_cases, __FILE__,
+                   "needs root to run attackers of another uid");
 }
 
 } /* namespace gipc */

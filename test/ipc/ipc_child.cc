@@ -11,11 +11,7 @@ extern "C" {
 #include <ucs/async/async.h>
 }
 
-#include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,11 +21,9 @@ extern "C" {
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <set>
 
 
 namespace gipc {
@@ -96,15 +90,6 @@ void info(const char *fmt, ...)
     fputc('\n', stdout);
     fflush(stdout);
 }
-
-double now()
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + (ts.tv_nsec * 1e-9);
-}
-
 
 /* ---- data patterns ------------------------------------------------------- */
 
@@ -297,82 +282,11 @@ bool channel::recv(uint32_t type, std::vector<uint8_t> &data, double timeout,
 
 /* ---- accounting ---------------------------------------------------------- */
 
-std::string stats_string(const gaudi_emu_stats_t &s)
+/* Our fds that count for the leak check: not the emulator's mappings of
+ * our devices' HBM backing files (gaudi_test::list_fds) */
+static std::vector<std::string> counted_fds()
 {
-    std::ostringstream os;
-
-    os << "contexts=" << s.contexts << " dram_maps=" << s.dram_maps
-       << " host_maps=" << s.host_maps << " import_maps=" << s.import_maps
-       << " cb_maps=" << s.cb_maps << " exports=" << s.exports
-       << " pinned_bytes=" << s.pinned_bytes;
-    return os.str();
-}
-
-static std::vector<std::string> list_fds()
-{
-    std::vector<std::string> fds;
-    char path[PATH_MAX], target[PATH_MAX];
-    struct dirent *entry;
-    DIR *dir;
-    ssize_t n;
-
-    dir = opendir("/proc/self/fd");
-    GIPC_ASSERT(dir != NULL) << strerror(errno);
-    while ((entry = readdir(dir)) != NULL) {
-        if ((entry->d_name[0] == '.') || (atoi(entry->d_name) == dirfd(dir))) {
-            continue;
-        }
-
-        snprintf(path, sizeof(path), "/proc/self/fd/%s", entry->d_name);
-        n = readlink(path, target, sizeof(target) - 1);
-        target[std::max<ssize_t>(n, 0)] = '\0';
-        fds.push_back(std::string(entry->d_name) + " -> " + target);
-    }
-    closedir(dir);
-    std::sort(fds.begin(), fds.end());
-    return fds;
-}
-
-static bool stats_equal(const gaudi_emu_stats_t &a, const gaudi_emu_stats_t &b)
-{
-    return (a.contexts == b.contexts) && (a.dram_maps == b.dram_maps) &&
-           (a.host_maps == b.host_maps) && (a.import_maps == b.import_maps) &&
-           (a.cb_maps == b.cb_maps) && (a.exports == b.exports) &&
-           (a.pinned_bytes == b.pinned_bytes);
-}
-
-/*
- * Our fds that count for the leak check. Not counted: the emulator's
- * mapping of a device's HBM backing file ("<state dir>/hbm<N>"), which it
- * opens once per process at the first import of that device's memory and
- * keeps (it models the PCIe BAR; real hardware has no such fd).
- */
-static size_t counted_fds(const std::vector<std::string> &fds)
-{
-    const char *dir = getenv("UCX_GAUDI_EMU_STATE_DIR");
-    std::string hbm = std::string(" -> ") + ((dir != NULL) ? dir : "") +
-                      "/hbm";
-    size_t count    = 0;
-
-    for (const std::string &fd : fds) {
-        count += (dir == NULL) || (fd.find(hbm) == std::string::npos);
-    }
-    return count;
-}
-
-/* Entries of @a a that are not in @a b */
-static std::string fd_diff(const std::vector<std::string> &a,
-                           const std::vector<std::string> &b)
-{
-    std::set<std::string> bs(b.begin(), b.end());
-    std::string out;
-
-    for (const std::string &fd : a) {
-        if (bs.find(fd) == bs.end()) {
-            out += " [" + fd + "]";
-        }
-    }
-    return out.empty() ? " none" : out;
+    return gaudi_test::list_fds(getenv("UCX_GAUDI_EMU_STATE_DIR"));
 }
 
 
@@ -510,34 +424,10 @@ void peer::open_iface()
 
 void peer::find_emu_stats()
 {
-    char path[PATH_MAX], dir[PATH_MAX];
-    Dl_info dl_info;
-    void *handle;
+    std::string err;
 
-    m_emu_stats_fn = (gaudi_emu_get_stats_func_t)dlsym(RTLD_DEFAULT,
-                                                       GAUDI_EMU_STATS_SYMBOL);
-    if (m_emu_stats_fn != NULL) {
-        return;
-    }
-
-    /* the driver library loads the emulator RTLD_LOCAL, next to libuct_gaudi */
-    GIPC_ASSERT(dladdr((void*)uct_gaudi_buf_alloc, &dl_info) &&
-                (dl_info.dli_fname != NULL));
-    snprintf(dir, sizeof(dir), "%s", dl_info.dli_fname);
-    snprintf(path, sizeof(path), "%s/libgaudi_emu.so.0", dirname(dir));
-    handle = dlopen(path, RTLD_NOLOAD | RTLD_NOW);
-    if (handle == NULL) {
-        handle = dlopen("libgaudi_emu.so.0", RTLD_NOLOAD | RTLD_NOW);
-    }
-    GIPC_ASSERT(handle != NULL) << "the emulator is not loaded: " << path
-                                << ": " << dlerror();
-
-    m_emu_stats_fn = (gaudi_emu_get_stats_func_t)dlsym(handle,
-                                                       GAUDI_EMU_STATS_SYMBOL);
-    dlclose(handle);  /* drops our NOLOAD reference only */
-    GIPC_ASSERT(m_emu_stats_fn != NULL)
-            << GAUDI_EMU_STATS_SYMBOL << " not found in " << path
-            << " (emulator without accounting?)";
+    m_emu_stats_fn = gaudi_test::find_emu_stats(&err);
+    GIPC_ASSERT(m_emu_stats_fn != NULL) << err;
 }
 
 /* The device, its DMA channels and the host-copy path are set up for the
@@ -594,7 +484,7 @@ void peer::setup()
     barrier(TAG_HELLO_DONE);
     m_baseline = take_snapshot();
     info("pid %d dev index %u: baseline %s, %zu fds", getpid(), m_index,
-         stats_string(m_baseline.emu).c_str(), counted_fds(m_baseline.fds));
+         stats_string(m_baseline.emu).c_str(), m_baseline.fds.size());
 }
 
 void peer::connect()
@@ -669,32 +559,24 @@ void peer::teardown()
     close_all();
 }
 
+/* @a fn(@a obj) if there is one, and no more of it */
+template <typename T>
+static void release_once(T *&obj, void (*fn)(T*))
+{
+    if (obj != NULL) {
+        fn(obj);
+        obj = NULL;
+    }
+}
+
 void peer::close_all()
 {
-    if (m_iface != NULL) {
-        uct_iface_close(m_iface);
-    }
-    if (m_worker != NULL) {
-        uct_worker_destroy(m_worker);
-    }
-    if (m_async != NULL) {
-        ucs_async_context_destroy(m_async);
-    }
-    if (m_cpy_md != NULL) {
-        uct_md_close(m_cpy_md);
-    }
-    if (m_md != NULL) {
-        uct_md_close(m_md);
-    }
-    if (m_components != NULL) {
-        uct_release_component_list(m_components);
-    }
-    m_iface      = NULL;
-    m_worker     = NULL;
-    m_async      = NULL;
-    m_cpy_md     = NULL;
-    m_md         = NULL;
-    m_components = NULL;
+    release_once(m_iface, uct_iface_close);
+    release_once(m_worker, uct_worker_destroy);
+    release_once(m_async, ucs_async_context_destroy);
+    release_once(m_cpy_md, uct_md_close);
+    release_once(m_md, uct_md_close);
+    release_once(m_components, uct_release_component_list);
 }
 
 
@@ -705,6 +587,13 @@ void peer::progress()
     if (m_worker != NULL) {
         uct_worker_progress(m_worker);
     }
+}
+
+bool peer::reachable(const void *dev_addr, const void *iface_addr) const
+{
+    return uct_iface_is_reachable(m_iface,
+                                  (const uct_device_addr_t*)dev_addr,
+                                  (const uct_iface_addr_t*)iface_addr);
 }
 
 bool peer::wait_for(const std::function<bool()> &pred, double timeout)
@@ -769,6 +658,15 @@ bool peer::recv_regions(std::vector<remote_region> &regions)
         regions[i].packed.assign(wire.rkey, wire.rkey + wire.rkey_len);
     }
     return true;
+}
+
+void peer::recv_and_unpack(std::vector<remote_region> &regions,
+                           uct_rkey_bundle_t *bundle)
+{
+    GIPC_ASSERT(recv_regions(regions)) << "peer gone";
+    GIPC_ASSERT(!regions.empty());
+    GIPC_ASSERT_OK(unpack(regions[0].packed.data(), bundle))
+            << "uct_rkey_unpack of the peer's first region";
 }
 
 void peer::send_value(uint64_t value)
@@ -1159,9 +1057,10 @@ static ucs_status_t flush_wait(peer &p, flush_comp *fc, ucs_status_t status,
     return status;
 }
 
-ucs_status_t peer::flush_ep(double timeout)
+ucs_status_t peer::flush(bool ep, double timeout)
 {
-    double deadline = now() + timeout;
+    const char *what = ep ? "uct_ep_flush" : "uct_iface_flush";
+    double deadline  = now() + timeout;
     flush_comp fc;
     ucs_status_t status;
 
@@ -1170,35 +1069,24 @@ ucs_status_t peer::flush_ep(double timeout)
         fc.comp.count  = 1;
         fc.comp.status = UCS_OK;
         fc.done        = false;
-        status         = uct_ep_flush(m_ep, 0, &fc.comp);
+        status         = ep ? uct_ep_flush(m_ep, 0, &fc.comp) :
+                              uct_iface_flush(m_iface, 0, &fc.comp);
         if (status != UCS_ERR_NO_RESOURCE) {
-            return flush_wait(*this, &fc, status, deadline - now(),
-                              "uct_ep_flush");
+            return flush_wait(*this, &fc, status, deadline - now(), what);
         }
         progress();
-        GIPC_ASSERT(now() < deadline) << "uct_ep_flush: NO_RESOURCE";
+        GIPC_ASSERT(now() < deadline) << what << ": NO_RESOURCE";
     }
+}
+
+ucs_status_t peer::flush_ep(double timeout)
+{
+    return flush(true, timeout);
 }
 
 ucs_status_t peer::flush_iface(double timeout)
 {
-    double deadline = now() + timeout;
-    flush_comp fc;
-    ucs_status_t status;
-
-    for (;;) {
-        fc.comp.func   = flush_completed;
-        fc.comp.count  = 1;
-        fc.comp.status = UCS_OK;
-        fc.done        = false;
-        status         = uct_iface_flush(m_iface, 0, &fc.comp);
-        if (status != UCS_ERR_NO_RESOURCE) {
-            return flush_wait(*this, &fc, status, deadline - now(),
-                              "uct_iface_flush");
-        }
-        progress();
-        GIPC_ASSERT(now() < deadline) << "uct_iface_flush: NO_RESOURCE";
-    }
+    return flush(false, timeout);
 }
 
 
@@ -1216,7 +1104,7 @@ gaudi_emu_stats_t peer::emu_stats() const
 
 size_t peer::fd_count() const
 {
-    return counted_fds(list_fds());
+    return counted_fds().size();
 }
 
 snapshot peer::take_snapshot() const
@@ -1224,7 +1112,7 @@ snapshot peer::take_snapshot() const
     snapshot s;
 
     s.emu = emu_stats();
-    s.fds = list_fds();
+    s.fds = counted_fds();
     return s;
 }
 
@@ -1237,25 +1125,26 @@ bool peer::check_leaks(const std::string &when, double timeout)
     equal = wait_for(
             [this, &cur]() {
                 cur = take_snapshot();
-                return stats_equal(cur.emu, m_baseline.emu) &&
-                       (counted_fds(cur.fds) == counted_fds(m_baseline.fds));
+                return gaudi_test::stats_equal(cur.emu, m_baseline.emu) &&
+                       (cur.fds.size() == m_baseline.fds.size());
             },
             timeout);
 
     if (equal) {
         info("leak check %s: ok after %.3f s (%s, %zu fds)", when.c_str(),
-             now() - start, stats_string(cur.emu).c_str(),
-             counted_fds(cur.fds));
+             now() - start, stats_string(cur.emu).c_str(), cur.fds.size());
         return true;
     }
 
     GIPC_EXPECT(false) << "leak check " << when << " (waited " << timeout
                        << " s):\n    start: " << stats_string(m_baseline.emu)
-                       << ", " << counted_fds(m_baseline.fds) << " fds"
+                       << ", " << m_baseline.fds.size() << " fds"
                        << "\n    now:   " << stats_string(cur.emu) << ", "
-                       << counted_fds(cur.fds) << " fds"
-                       << "\n    new fds:" << fd_diff(cur.fds, m_baseline.fds)
-                       << "\n    gone fds:" << fd_diff(m_baseline.fds, cur.fds);
+                       << cur.fds.size() << " fds"
+                       << "\n    new fds:"
+                       << gaudi_test::fd_diff(cur.fds, m_baseline.fds)
+                       << "\n    gone fds:"
+                       << gaudi_test::fd_diff(m_baseline.fds, cur.fds);
     return false;
 }
 
@@ -1270,7 +1159,11 @@ static std::map<std::string, scenario_fn_t> &scenarios()
 
 scenario_reg::scenario_reg(const char *name, scenario_fn_t fn)
 {
-    scenarios()[name] = fn;
+    if (!scenarios().insert({name, fn}).second) {
+        fprintf(stderr, "gaudi_ipc_mp_test: two scenarios are named %s\n",
+                name);
+        abort();
+    }
 }
 
 scenario_fn_t find_scenario(const std::string &name)

@@ -20,15 +20,11 @@
  * judges. Facts worth reporting are printed as "RESULT key=value" lines.
  */
 
-/* gaudi_abi.h (under gaudi_emu.h) is C11; g++ spells the static assertion
- * differently */
-#ifndef _Static_assert
-#  define _Static_assert static_assert
-#endif
+#include "gt_emu.h"
+#include "gt_proc.h"
 
 #include <uct/api/uct.h>
 #include <uct/gaudi/ipc/gaudi_ipc_proto.h>
-#include <uct/gaudi/seam/gaudi_emu.h>
 
 #include <stdint.h>
 #include <functional>
@@ -103,7 +99,7 @@ void result(const std::string &key, uint64_t value);
 void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Seconds of CLOCK_MONOTONIC */
-double now();
+using gaudi_test::now;
 
 
 /* ---- data patterns ------------------------------------------------------- */
@@ -175,12 +171,11 @@ struct wire_region {
 
 /* ---- accounting ---------------------------------------------------------- */
 
-struct snapshot {
-    gaudi_emu_stats_t          emu;
-    std::vector<std::string>   fds;   /* "n -> target" of /proc/self/fd */
-};
+/* The emulator's accounting and our fds that count (gaudi_test::list_fds:
+ * the HBM backing files of our state dir left out) */
+typedef gaudi_test::emu_snapshot snapshot;
 
-std::string stats_string(const gaudi_emu_stats_t &stats);
+using gaudi_test::stats_string;
 
 
 /* ---- a child's UCT context ----------------------------------------------- */
@@ -251,6 +246,8 @@ public:
     const wire_hello &my_hello() const { return m_my_hello; }
     const wire_hello &peer_hello() const { return m_peer_hello; }
     void progress();
+    /* Whether the process of @a dev_addr and @a iface_addr is reachable */
+    bool reachable(const void *dev_addr, const void *iface_addr) const;
     /* Progress until @a pred or @a timeout; false on timeout */
     bool wait_for(const std::function<bool()> &pred,
                   double timeout = WAIT_TIMEOUT);
@@ -263,6 +260,10 @@ public:
     void send_regions(const std::vector<const region*> &regions);
     /* false if the peer is gone */
     bool recv_regions(std::vector<remote_region> &regions);
+    /* The peer's regions, and the first one's key unpacked (fatal if the
+     * peer is gone or the key does not unpack) */
+    void recv_and_unpack(std::vector<remote_region> &regions,
+                         uct_rkey_bundle_t *bundle);
     void send_value(uint64_t value);
     bool recv_value(uint64_t &value);
     /* Both sides meet at @a tag; false if the peer is gone */
@@ -323,6 +324,8 @@ private:
     static void op_completed(uct_completion_t *self);
     static ucs_status_t op_pending_cb(uct_pending_req_t *self);
     static void flush_completed(uct_completion_t *self);
+    /* uct_ep_flush() (@a ep) or uct_iface_flush(), until it completes */
+    ucs_status_t flush(bool ep, double timeout);
     ucs_status_t op_post_once(op *o);
 
     void open_component(const char *name, uct_component_h *comp_p,
@@ -374,7 +377,8 @@ private:
 
 typedef void (*scenario_fn_t)(peer &p);
 
-/* Registers a scenario by name at static initialization */
+/* Registers a scenario by name at static initialization (a name taken
+ * twice aborts) */
 class scenario_reg {
 public:
     scenario_reg(const char *name, scenario_fn_t fn);

@@ -7,15 +7,15 @@
 #include "ipc_harness.h"
 #include "ipc_child.h"
 
+#include "gt_emu.h"
+#include "gt_register.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -25,34 +25,26 @@
 #include <fstream>
 #include <sstream>
 
-extern char **environ;
-
 
 namespace gipc {
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-                        struct FTW *ftw)
-{
-    return remove(path);
-}
+using gaudi_test::now;
+using gaudi_test::status_string;
 
 void mp_test::SetUp()
 {
-    char tmpl[] = "/tmp/gaudi-ipc-mp.XXXXXX";
-
-    ASSERT_TRUE(mkdtemp(tmpl) != NULL) << strerror(errno);
-    m_dir = tmpl;
+    m_tmp.reset(new gaudi_test::temp_dir("gaudi-ipc-mp", "GAUDI_IPC_MP_KEEP"));
+    m_dir = m_tmp->path();
+    ASSERT_FALSE(m_dir.empty()) << strerror(errno);
     /* others may pass through (not list): what keeps them out of the
      * children's rendezvous directory (m_dir/ipc) is its own mode */
-    ASSERT_EQ(0, chmod(tmpl, 0711)) << strerror(errno);
+    ASSERT_EQ(0, chmod(m_dir.c_str(), 0711)) << strerror(errno);
     ASSERT_EQ(0, mkdir((m_dir + "/emu").c_str(), 0700)) << strerror(errno);
 }
 
 void mp_test::TearDown()
 {
-    if (!m_dir.empty() && (getenv("GAUDI_IPC_MP_KEEP") == NULL)) {
-        nftw(m_dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    }
+    m_tmp.reset();
 }
 
 std::string mp_test::result(unsigned index, const std::string &key) const
@@ -61,29 +53,6 @@ std::string mp_test::result(unsigned index, const std::string &key) const
 
     it = m_results[index].find(key);
     return (it == m_results[index].end()) ? "" : it->second;
-}
-
-/* Our environment, minus the names @a spec sets, plus those */
-static std::vector<std::string> child_env(const std::vector<std::string> &set)
-{
-    std::vector<std::string> env;
-    bool overridden;
-    char **e;
-
-    for (e = environ; *e != NULL; ++e) {
-        std::string var = *e;
-        overridden      = false;
-        for (const std::string &s : set) {
-            overridden |= (var.compare(0, s.find('=') + 1, s, 0,
-                                       s.find('=') + 1) == 0);
-        }
-        if (!overridden) {
-            env.push_back(var);
-        }
-    }
-
-    env.insert(env.end(), set.begin(), set.end());
-    return env;
 }
 
 static std::vector<char*> c_strings(std::vector<std::string> &strings)
@@ -117,17 +86,14 @@ static const char *exec_path(const char *exe)
 void mp_test::spawn(const run_spec &spec, unsigned index, int chan_fd,
                     child &c)
 {
+    std::string exe = gaudi_test::self_exe();
     std::vector<std::string> args, env_set, env;
     std::vector<char*> argv, envp;
-    char exe[PATH_MAX];
     const char *path;
-    ssize_t len;
     int log_fd;
 
-    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    ASSERT_GT(len, 0) << strerror(errno);
-    exe[len] = '\0';
-    path = exec_path(exe);
+    ASSERT_FALSE(exe.empty()) << strerror(errno);
+    path = exec_path(exe.c_str());
 
     args = {exe, ROLE_ARG, spec.scenario, "--index", std::to_string(index),
             "--fd", std::to_string(CHANNEL_FD)};
@@ -135,13 +101,11 @@ void mp_test::spawn(const run_spec &spec, unsigned index, int chan_fd,
 
     /* each child owns its own emulated device of the shared node; both
      * meet in a rendezvous directory of this test (created by the first) */
-    env_set = {"UCX_GAUDI_EMU_DEVICES=2",
-               "UCX_GAUDI_EMU_STATE_DIR=" + m_dir + "/emu",
-               "UCX_GAUDI_IPC_DIR=" + m_dir + "/ipc",
-               "UCX_GAUDI_DEVICE=" + std::to_string(index),
-               "UCX_HANDLE_ERRORS=none"};
+    env_set = gaudi_test::emu_node_env(m_dir + "/emu", 2, index);
+    env_set.insert(env_set.end(), {"UCX_GAUDI_IPC_DIR=" + m_dir + "/ipc",
+                                   "UCX_HANDLE_ERRORS=none"});
     env_set.insert(env_set.end(), spec.env.begin(), spec.env.end());
-    env = child_env(env_set);
+    env = gaudi_test::environ_with(env_set);
 
     argv = c_strings(args);
     envp = c_strings(env);
@@ -151,30 +115,20 @@ void mp_test::spawn(const run_spec &spec, unsigned index, int chan_fd,
                       O_CLOEXEC, 0600);
     ASSERT_GE(log_fd, 0) << strerror(errno);
 
-    fflush(NULL);
-    c.pid = fork();
-    if (c.pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
+    c.pid = gaudi_test::fork_child([&]() {
         if ((dup2(chan_fd, CHANNEL_FD) < 0) || (dup2(log_fd, 1) < 0) ||
             (dup2(log_fd, 2) < 0)) {
-            _exit(126);
+            return 126;
         }
         execve(path, argv.data(), envp.data());
-        dprintf(1, "execve(%s = %s): %s\n", path, exe, strerror(errno));
-        _exit(127);
-    }
+        dprintf(1, "execve(%s = %s): %s\n", path, exe.c_str(),
+                strerror(errno));
+        return 127;
+    }, true);
 
     close(log_fd);
     ASSERT_GT(c.pid, 0) << "fork: " << strerror(errno);
     c.exited = false;
-}
-
-static double mono_now()
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + (ts.tv_nsec * 1e-9);
 }
 
 /* Thread backtraces of a hung child, if gdb is there (for the report) */
@@ -228,7 +182,7 @@ static bool log_changed(const std::string &path, struct stat *last)
  * a loaded machine slows down keeps going */
 void mp_test::wait_children(const run_spec &spec, child *children)
 {
-    double last_progress = mono_now();
+    double last_progress = now();
     struct stat logs[2];
     unsigned i, left = 2;
     int status;
@@ -244,11 +198,11 @@ void mp_test::wait_children(const run_spec &spec, child *children)
                 --left;
             }
             if (log_changed(children[i].log_path, &logs[i])) {
-                last_progress = mono_now();
+                last_progress = now();
             }
         }
 
-        if ((left > 0) && (mono_now() > last_progress + spec.timeout_sec)) {
+        if ((left > 0) && (now() > last_progress + spec.timeout_sec)) {
             ADD_FAILURE() << spec.scenario << ": no progress for "
                           << spec.timeout_sec << " s (no message between the "
                           << "children, no output), killing the children";
@@ -256,8 +210,8 @@ void mp_test::wait_children(const run_spec &spec, child *children)
                 if (!children[i].exited) {
                     printf("[child %u] hung; its threads:\n%s", i,
                            backtraces(children[i].pid).c_str());
-                    kill(children[i].pid, SIGKILL);
-                    waitpid(children[i].pid, &children[i].status, 0);
+                    gaudi_test::kill_child(children[i].pid,
+                                           &children[i].status);
                     children[i].exited = true;
                     --left;
                     printf("[child %u] killed at the deadline\n", i);
@@ -266,19 +220,6 @@ void mp_test::wait_children(const run_spec &spec, child *children)
         }
         usleep(10000);
     }
-}
-
-static std::string status_string(int status)
-{
-    std::ostringstream os;
-
-    if (WIFSIGNALED(status)) {
-        os << "killed by signal " << WTERMSIG(status) << " ("
-           << strsignal(WTERMSIG(status)) << ")";
-    } else {
-        os << "exit code " << WEXITSTATUS(status);
-    }
-    return os.str();
 }
 
 void mp_test::judge(const run_spec &spec, unsigned index, child &c)
@@ -340,8 +281,7 @@ void mp_test::run(const run_spec &spec)
     close(sv[1]);
     if (i < 2) {
         if (i == 1) {
-            kill(children[0].pid, SIGKILL);
-            waitpid(children[0].pid, NULL, 0);
+            gaudi_test::kill_child(children[0].pid);
         }
         return;
     }
@@ -359,6 +299,48 @@ void mp_test::run(const run_spec &spec)
                    children[i].log.c_str());
         }
         printf("---- end of children's output ----\n");
+    }
+}
+
+
+/* The test of one row of a table */
+class case_test : public mp_test {
+public:
+    case_test(const mp_case &c, const char *root_only) :
+        m_case(c), m_root_only((c.spec.root_only != NULL) ? c.spec.root_only :
+                                                            root_only)
+    {
+    }
+
+    virtual void TestBody()
+    {
+        if ((m_root_only != NULL) && (geteuid() != 0)) {
+            GTEST_SKIP() << m_root_only;
+        }
+
+        run(m_case.spec);
+        if (m_case.check != NULL) {
+            m_case.check(*this);
+        }
+    }
+
+private:
+    const mp_case &m_case;
+    const char    *m_root_only;
+};
+
+void register_cases(const char *suite, const mp_case *cases, size_t count,
+                    const char *file, const char *root_only)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        const mp_case *c = &cases[i];
+
+        gaudi_test::register_test(suite, c->name, file, 0,
+                                  [c, root_only]() -> mp_test* {
+                                      return new case_test(*c, root_only);
+                                  });
     }
 }
 
