@@ -40,6 +40,15 @@
 #define DBUFSINK_NAME     "dbufsink"
 #define DBUFSINK_MAX_REGS 1024
 
+/* An op this module has nothing to do in: UCS's empty function
+ * ucs_empty_function<_suffix>, cast to the op's type uct_<_type>_func_t (one
+ * line each in the ops tables below, instead of a cast and a name) */
+#define DBUFSINK_EMPTY(_type, _suffix) \
+    ((uct_##_type##_func_t)ucs_empty_function##_suffix)
+#define DBUFSINK_NOOP(_type)        DBUFSINK_EMPTY(_type, )
+#define DBUFSINK_SUCCESS(_type)     DBUFSINK_EMPTY(_type, _return_success)
+#define DBUFSINK_UNSUPPORTED(_type) DBUFSINK_EMPTY(_type, _return_unsupported)
+
 
 typedef struct {
     dbufsink_reg_t reg;
@@ -219,19 +228,14 @@ static void dbufsink_md_close(uct_md_h md)
 static uct_md_ops_t dbufsink_md_ops = {
     .close              = dbufsink_md_close,
     .query              = dbufsink_md_query,
-    .mem_alloc          = (uct_md_mem_alloc_func_t)
-                          ucs_empty_function_return_unsupported,
-    .mem_free           = (uct_md_mem_free_func_t)
-                          ucs_empty_function_return_unsupported,
-    .mem_advise         = (uct_md_mem_advise_func_t)
-                          ucs_empty_function_return_unsupported,
+    .mem_alloc          = DBUFSINK_UNSUPPORTED(md_mem_alloc),
+    .mem_free           = DBUFSINK_UNSUPPORTED(md_mem_free),
+    .mem_advise         = DBUFSINK_UNSUPPORTED(md_mem_advise),
     .mem_reg            = dbufsink_mem_reg,
     .mem_dereg          = dbufsink_mem_dereg,
-    .mem_query          = (uct_md_mem_query_func_t)
-                          ucs_empty_function_return_unsupported,
+    .mem_query          = DBUFSINK_UNSUPPORTED(md_mem_query),
     .mkey_pack          = dbufsink_mkey_pack,
-    .detect_memory_type = (uct_md_detect_memory_type_func_t)
-                          ucs_empty_function_return_unsupported,
+    .detect_memory_type = DBUFSINK_UNSUPPORTED(md_detect_memory_type),
     UCT_GAUDI_MD_OPS_EXTRA
 };
 
@@ -314,39 +318,27 @@ static UCS_CLASS_DECLARE_DELETE_FUNC(dbufsink_iface_t, uct_iface_t);
 
 /* no endpoint is ever created (nothing is reachable); UCT wants the ops */
 static uct_iface_ops_t dbufsink_iface_ops = {
-    .ep_flush                 = (uct_ep_flush_func_t)
-                                ucs_empty_function_return_success,
-    .ep_fence                 = (uct_ep_fence_func_t)
-                                ucs_empty_function_return_success,
-    .ep_create                = (uct_ep_create_func_t)
-                                ucs_empty_function_return_unsupported,
-    .ep_destroy               = (uct_ep_destroy_func_t)ucs_empty_function,
+    .ep_flush                 = DBUFSINK_SUCCESS(ep_flush),
+    .ep_fence                 = DBUFSINK_SUCCESS(ep_fence),
+    .ep_create                = DBUFSINK_UNSUPPORTED(ep_create),
+    .ep_destroy               = DBUFSINK_NOOP(ep_destroy),
     .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(dbufsink_iface_t),
     .iface_query              = dbufsink_iface_query,
-    .iface_flush              = (uct_iface_flush_func_t)
-                                ucs_empty_function_return_success,
-    .iface_fence              = (uct_iface_fence_func_t)
-                                ucs_empty_function_return_success,
-    .iface_progress_enable    = (uct_iface_progress_enable_func_t)
-                                ucs_empty_function,
-    .iface_progress_disable   = (uct_iface_progress_disable_func_t)
-                                ucs_empty_function,
-    .iface_progress           = (uct_iface_progress_func_t)
-                                ucs_empty_function_return_zero,
-    .iface_get_device_address = (uct_iface_get_device_address_func_t)
-                                ucs_empty_function_return_success,
-    .iface_get_address        = (uct_iface_get_address_func_t)
-                                ucs_empty_function_return_success,
+    .iface_flush              = DBUFSINK_SUCCESS(iface_flush),
+    .iface_fence              = DBUFSINK_SUCCESS(iface_fence),
+    .iface_progress_enable    = DBUFSINK_NOOP(iface_progress_enable),
+    .iface_progress_disable   = DBUFSINK_NOOP(iface_progress_disable),
+    .iface_progress           = DBUFSINK_EMPTY(iface_progress, _return_zero),
+    .iface_get_device_address = DBUFSINK_SUCCESS(iface_get_device_address),
+    .iface_get_address        = DBUFSINK_SUCCESS(iface_get_address),
     .iface_is_reachable       = DBUFSINK_IS_REACHABLE
 };
 
 static uct_iface_internal_ops_t dbufsink_iface_internal_ops = {
     .iface_estimate_perf   = uct_base_iface_estimate_perf,
-    .iface_vfs_refresh     = (uct_iface_vfs_refresh_func_t)ucs_empty_function,
-    .ep_query              = (uct_ep_query_func_t)
-                             ucs_empty_function_return_unsupported,
-    .ep_invalidate         = (uct_ep_invalidate_func_t)
-                             ucs_empty_function_return_unsupported,
+    .iface_vfs_refresh     = DBUFSINK_NOOP(iface_vfs_refresh),
+    .ep_query              = DBUFSINK_UNSUPPORTED(ep_query),
+    .ep_invalidate         = DBUFSINK_UNSUPPORTED(ep_invalidate),
 #if UCX_GAUDI_HAVE_IFACE_QUERY_V2
     .iface_query_v2        = uct_iface_base_query_v2,
 #endif
@@ -354,8 +346,7 @@ static uct_iface_internal_ops_t dbufsink_iface_internal_ops = {
     .iface_is_reachable_v2 = dbufsink_iface_is_reachable_v2,
 #endif
 #if UCX_GAUDI_HAVE_EP_IS_CONNECTED
-    .ep_is_connected       = (uct_ep_is_connected_func_t)
-                             ucs_empty_function_return_zero_int,
+    .ep_is_connected       = DBUFSINK_EMPTY(ep_is_connected, _return_zero_int),
 #endif
     _UCT_GAUDI_IFACE_OP_CONNECT_TO_EP_V2
     _UCT_GAUDI_IFACE_OP_GET_DEVICE_EP
@@ -406,13 +397,10 @@ dbufsink_query_md_resources(uct_component_t *component,
 uct_component_t dbufsink_component = {
     .query_md_resources = dbufsink_query_md_resources,
     .md_open            = dbufsink_md_open,
-    .cm_open            = (uct_component_cm_open_func_t)
-                          ucs_empty_function_return_unsupported,
+    .cm_open            = DBUFSINK_UNSUPPORTED(component_cm_open),
     .rkey_unpack        = dbufsink_rkey_unpack,
-    .rkey_ptr           = (uct_component_rkey_ptr_func_t)
-                          ucs_empty_function_return_unsupported,
-    .rkey_release       = (uct_component_rkey_release_func_t)
-                          ucs_empty_function_return_success,
+    .rkey_ptr           = DBUFSINK_UNSUPPORTED(component_rkey_ptr),
+    .rkey_release       = DBUFSINK_SUCCESS(component_rkey_release),
     .name               = DBUFSINK_NAME,
     .md_config          = {
         .name           = "dbufsink memory domain (tests)",
@@ -424,8 +412,7 @@ uct_component_t dbufsink_component = {
     .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(
                                   &dbufsink_component),
     .flags              = 0,
-    .md_vfs_init        = (uct_component_md_vfs_init_func_t)
-                          ucs_empty_function,
+    .md_vfs_init        = DBUFSINK_NOOP(component_md_vfs_init),
     UCT_GAUDI_COMPONENT_EXTRA
 };
 UCT_COMPONENT_REGISTER(&dbufsink_component);

@@ -47,16 +47,12 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <ucp/api/ucp.h>
-#include <ucs/debug/log_def.h>
-#include <uct/gaudi/seam/gaudi_emu.h>
+#include "ucp/ucp_ctl.h"
+#include "ucp/ucp_gaudi.h"
 
-#include <dirent.h>
-#include <dlfcn.h>
+#include <ucs/debug/log_def.h>
+
 #include <errno.h>
-#include <limits.h>
-#include <link.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -64,9 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define AM_ID        9
@@ -75,6 +69,7 @@
 #define TAG_SELF     0x3000
 #define HOST_SIZE    (256 * 1024) /* rendezvous on posix: both progress */
 #define GRACE        2.0          /* target: wait after the initiator ended */
+#define WHY_SIZE     1024         /* a process's verdict, in words */
 
 typedef enum { OP_TAG, OP_PUT, OP_GET, OP_AM, OP_LAST } op_t;
 static const char *op_names[] = {"tag", "put", "get", "am"};
@@ -101,9 +96,9 @@ typedef struct {
 } report_t;
 
 static const char     *role;
-static int            is_parent, is_initiator, is_faulted, ctl_fd = -1;
-static ucp_context_h  context;
-static ucp_worker_h   worker;
+static int            is_parent, is_initiator, is_faulted;
+static ucp_app_t      app;
+static ucp_ctl_t      ctl = {.fd = -1, .peer = "target"};
 static ucp_ep_h       ep, self_ep;
 static ucp_mem_h      memh, hmemh;     /* Gaudi and host buffer */
 static ucp_rkey_h     rkey, hrkey;     /* the peer's */
@@ -118,7 +113,7 @@ static struct {
     size_t size;
     int    ini_dev, tgt_dev;
 } cur;
-static void           *peer_addr;
+static ucp_address_t  *peer_addr;
 static int            ep_failed;
 static gaudi_emu_get_stats_func_t emu_get_stats;
 static gaudi_emu_set_faults_func_t emu_set_faults;
@@ -130,7 +125,7 @@ static struct {
     size_t length;
 } am;
 
-static void die(const char *fmt, ...)
+void ucp_app_die(const char *fmt, ...)
 {
     va_list ap;
 
@@ -143,7 +138,7 @@ static void die(const char *fmt, ...)
     _exit(1);
 }
 
-#define CHECK(_c, ...) do { if (!(_c)) { die(__VA_ARGS__); } } while (0)
+#define CHECK UCP_APP_CHECK
 
 static void alarm_handler(int sig)
 {
@@ -178,47 +173,13 @@ static ucs_log_func_rc_t log_handler(const char *file, unsigned line,
     return UCS_LOG_FUNC_RC_CONTINUE;
 }
 
-static double now_sec(void)
+/* This process's part in the operation: named in its errors, and the
+ * other's in those of the control channel */
+static void set_role(int initiator)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + (ts.tv_nsec * 1e-9);
-}
-
-/* A symbol of a library UCX dlopen()ed RTLD_LOCAL (our module, the
- * emulator): found among the loaded objects */
-typedef struct {
-    const char *name;
-    char       path[PATH_MAX];
-} lib_find_t;
-
-static int lib_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    lib_find_t *find = arg;
-
-    if ((info->dlpi_name == NULL) || !strstr(info->dlpi_name, find->name)) {
-        return 0;
-    }
-    snprintf(find->path, sizeof(find->path), "%s", info->dlpi_name);
-    return 1;
-}
-
-static void *lib_symbol(const char *lib, const char *symbol)
-{
-    lib_find_t find = {.name = lib};
-    void *handle, *sym;
-
-    if (!dl_iterate_phdr(lib_find_cb, &find)) {
-        return NULL;
-    }
-    handle = dlopen(find.path, RTLD_NOW | RTLD_NOLOAD);
-    if (handle == NULL) {
-        return NULL;
-    }
-    sym = dlsym(handle, symbol);
-    dlclose(handle); /* UCX holds its own reference */
-    return sym;
+    is_initiator = initiator;
+    role         = initiator ? "initiator" : "target";
+    ctl.peer     = initiator ? "target" : "initiator";
 }
 
 /* Open fds, not counting the emulator's own state files (the emulated
@@ -226,140 +187,26 @@ static void *lib_symbol(const char *lib, const char *symbol)
 static int fd_count(void)
 {
     const char *state = getenv("UCX_GAUDI_EMU_STATE_DIR");
-    char path[PATH_MAX], target[PATH_MAX];
-    struct dirent *entry;
-    DIR *dir = opendir("/proc/self/fd");
-    int count = 0;
-    ssize_t len;
 
-    CHECK(dir != NULL, "opendir(/proc/self/fd): %m");
-    while ((entry = readdir(dir)) != NULL) {
-        if ((entry->d_name[0] == '.') || (atoi(entry->d_name) == dirfd(dir))) {
-            continue;
-        }
-        snprintf(path, sizeof(path), "/proc/self/fd/%s", entry->d_name);
-        len = readlink(path, target, sizeof(target) - 1);
-        target[(len < 0) ? 0 : len] = '\0';
-        count += !strstr(target, (state != NULL) ? state : "/ucx-gaudi-emu-");
+    return ucp_app_fd_count((state != NULL) ? state : "/ucx-gaudi-emu-");
+}
+
+/* Reading from the other process progresses the worker: the other side
+ * may need us to progress (a rendezvous, a flush) to get there */
+static int ctl_progress(void *arg)
+{
+    if (app.worker == NULL) {
+        return 0;
     }
-    closedir(dir);
-    return count;
-}
-
-/* ---- control channel: lockstep with the other process ------------------ */
-
-static void progress(void)
-{
-    if (worker != NULL) {
-        ucp_worker_progress(worker);
-    }
-}
-
-static void ctl_write(const void *buf, size_t len)
-{
-    const char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = send(ctl_fd, p, len, MSG_NOSIGNAL);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        CHECK(n > 0, "control channel: %s", (n < 0) ? strerror(errno) :
-              "closed");
-        p   += n;
-        len -= n;
-    }
-}
-
-static int ctl_ready(void)
-{
-    struct pollfd pfd = {.fd = ctl_fd, .events = POLLIN};
-
-    return poll(&pfd, 1, 0) > 0;
-}
-
-/* Read exactly @a len bytes, progressing the worker meanwhile: the other
- * side may need us to progress (a rendezvous, a flush) to get there */
-static void ctl_read(void *buf, size_t len)
-{
-    char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        if (!ctl_ready()) {
-            progress();
-            continue;
-        }
-        n = recv(ctl_fd, p, len, 0);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        CHECK(n > 0, "control channel: %s (the other process died?)",
-              (n < 0) ? strerror(errno) : "closed");
-        p   += n;
-        len -= n;
-    }
-}
-
-static void ctl_sync(uint32_t what)
-{
-    uint32_t got;
-
-    ctl_write(&what, sizeof(what));
-    ctl_read(&got, sizeof(got));
-    CHECK(got == what, "control channel out of step: %u != %u", got, what);
-}
-
-static void ctl_send_blob(const void *buf, uint64_t len)
-{
-    ctl_write(&len, sizeof(len));
-    ctl_write(buf, len);
-}
-
-static void *ctl_recv_blob(void)
-{
-    uint64_t len;
-    void *buf;
-
-    ctl_read(&len, sizeof(len));
-    CHECK(len < (1 << 20), "bad blob length %llu", (unsigned long long)len);
-    buf = malloc(len);
-    CHECK(buf != NULL, "out of memory");
-    ctl_read(buf, len);
-    return buf;
+    ucp_worker_progress(app.worker);
+    return 1;
 }
 
 /* ---- UCP ---------------------------------------------------------------- */
 
-/* Wait for @a req until @a deadline: UCS_ERR_TIMED_OUT leaves it pending */
-static ucs_status_t req_wait(void **req_p, double deadline)
-{
-    ucs_status_t status;
-
-    if (*req_p == NULL) {
-        return UCS_OK;
-    }
-    if (UCS_PTR_IS_ERR(*req_p)) {
-        status = UCS_PTR_STATUS(*req_p);
-        *req_p = NULL;
-        return status;
-    }
-    while (now_sec() < deadline) {
-        progress();
-        status = ucp_request_check_status(*req_p);
-        if (status != UCS_INPROGRESS) {
-            ucp_request_free(*req_p);
-            *req_p = NULL;
-            return status;
-        }
-    }
-    return UCS_ERR_TIMED_OUT;
-}
-
 static double op_deadline(void)
 {
-    return now_sec() + (opts.timeout / 4.0);
+    return ucp_app_now() + (opts.timeout / 4.0);
 }
 
 static void err_handler(void *arg, ucp_ep_h failed_ep, ucs_status_t status)
@@ -383,22 +230,10 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length,
 
 static void ep_connect(void)
 {
-    ucp_ep_params_t params = {
-        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-        .address    = peer_addr
-    };
-    ucs_status_t status;
-
-    if (opts.peer_mode) {
-        params.field_mask     |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                 UCP_EP_PARAM_FIELD_ERR_HANDLER;
-        params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
-        params.err_handler.cb  = err_handler;
-        params.err_handler.arg = NULL;
-    }
     ep_failed = 0;
-    status    = ucp_ep_create(worker, &params, &ep);
-    CHECK(status == UCS_OK, "ucp_ep_create: %s", ucs_status_string(status));
+    ep        = ucp_app_ep_create(&app, peer_addr,
+                                  opts.peer_mode ? err_handler : NULL,
+                                  "peer");
 }
 
 /* Close @a e: with error handling by force (the peer may be gone from
@@ -413,7 +248,7 @@ static void ep_close(ucp_ep_h e, int force)
     ucs_status_t status;
 
     req    = ucp_ep_close_nbx(e, &param);
-    status = req_wait(&req, op_deadline());
+    status = ucp_app_wait(&app, &req, op_deadline());
     CHECK(status != UCS_ERR_TIMED_OUT, "ep close hangs");
 }
 
@@ -429,60 +264,32 @@ static void ep_disconnect(void)
     ep = NULL;
 }
 
-static ucp_rkey_h rkey_swap(ucp_mem_h mh)
-{
-    void *buf, *peer_rkey;
-    ucp_rkey_h rk;
-    size_t len;
-    ucs_status_t status;
-
-    status = ucp_rkey_pack(context, mh, &buf, &len);
-    CHECK(status == UCS_OK, "ucp_rkey_pack: %s", ucs_status_string(status));
-    ctl_send_blob(buf, len);
-    ucp_rkey_buffer_release(buf);
-    peer_rkey = ctl_recv_blob();
-    status    = ucp_ep_rkey_unpack(ep, peer_rkey, &rk);
-    CHECK(status == UCS_OK, "ucp_ep_rkey_unpack: %s",
-          ucs_status_string(status));
-    free(peer_rkey);
-    return rk;
-}
-
 /* The peer's remote keys of its Gaudi and its host buffer */
 static void rkey_exchange(void)
 {
-    rkey  = rkey_swap(memh);
-    hrkey = rkey_swap(hmemh);
+    rkey  = ucp_ctl_swap_rkey(&ctl, app.context, memh, ep);
+    hrkey = ucp_ctl_swap_rkey(&ctl, app.context, hmemh, ep);
 }
 
 /* A host-memory tag message each way over the current endpoint: the
  * process can go on. Returns its status. */
 static ucs_status_t host_pingpong(uint32_t seq)
 {
-    ucp_request_param_t param = {.op_attr_mask = 0};
     char *out = malloc(HOST_SIZE), *in = malloc(HOST_SIZE);
-    ucs_status_t status, rstatus;
-    void *sreq, *rreq;
-    double deadline;
+    ucs_status_t status;
 
     CHECK((out != NULL) && (in != NULL), "out of memory");
     memset(out, (int)seq, HOST_SIZE);
     memset(in, 0, HOST_SIZE);
-    rreq     = ucp_tag_recv_nbx(worker, in, HOST_SIZE, TAG_HOST + seq,
-                                (ucp_tag_t)-1, &param);
-    sreq     = ucp_tag_send_nbx(ep, out, HOST_SIZE, TAG_HOST + seq, &param);
-    deadline = op_deadline();
-    status   = req_wait(&sreq, deadline);
-    rstatus  = req_wait(&rreq, deadline);
-    CHECK((status != UCS_ERR_TIMED_OUT) && (rstatus != UCS_ERR_TIMED_OUT),
-          "host tag message hangs");
-    if ((status == UCS_OK) && (rstatus == UCS_OK) &&
-        (in[HOST_SIZE - 1] != (char)seq)) {
+    status = ucp_app_tag_xfer(&app, ep, 0, out, in, HOST_SIZE,
+                              TAG_HOST + seq, NULL, op_deadline());
+    CHECK(status != UCS_ERR_TIMED_OUT, "host tag message hangs");
+    if ((status == UCS_OK) && (in[HOST_SIZE - 1] != (char)seq)) {
         status = UCS_ERR_IO_ERROR;
     }
     free(out);
     free(in);
-    return (status != UCS_OK) ? status : rstatus;
+    return status;
 }
 
 /* ---- data --------------------------------------------------------------- */
@@ -497,30 +304,16 @@ static uint8_t pattern(size_t i, uint32_t seed)
 /* Copy between host and Gaudi memory of this process through UCP */
 static ucs_status_t self_copy(void *dst, const void *src)
 {
-    ucp_request_param_t param = {.op_attr_mask = 0};
     static uint32_t sn;
-    ucs_status_t status, rstatus;
-    void *sreq, *rreq;
-    double deadline;
+    ucs_status_t status;
 
-    rreq     = ucp_tag_recv_nbx(worker, dst, cur.size, TAG_SELF + sn,
-                                (ucp_tag_t)-1, &param);
-    sreq     = ucp_tag_send_nbx(self_ep, src, cur.size, TAG_SELF + sn,
-                                &param);
-    ++sn;
-    deadline = op_deadline();
-    status   = req_wait(&sreq, deadline);
-    if ((status != UCS_OK) && (status != UCS_ERR_TIMED_OUT) &&
-        (rreq != NULL) && !UCS_PTR_IS_ERR(rreq)) {
-        /* the send failed before its data left (UCP with the core patch
-         * fails a send whose pack from Gaudi memory fails): nothing will
-         * match the receive, which the application cancels */
-        ucp_request_cancel(worker, rreq);
-    }
-    rstatus  = req_wait(&rreq, deadline);
-    CHECK((status != UCS_ERR_TIMED_OUT) && (rstatus != UCS_ERR_TIMED_OUT),
+    /* a send that fails before its data left (UCP with the core patch
+     * fails one whose pack from Gaudi memory fails) cancels the receive */
+    status = ucp_app_tag_xfer(&app, self_ep, 1, src, dst, cur.size,
+                              TAG_SELF + sn++, NULL, op_deadline());
+    CHECK(status != UCS_ERR_TIMED_OUT,
           "a copy to or from Gaudi memory in this process hangs");
-    return (status != UCS_OK) ? status : rstatus;
+    return status;
 }
 
 static int local_is_dev(void)
@@ -594,11 +387,11 @@ static ucs_status_t op_initiate(double deadline)
                               &param);
         break;
     }
-    status = req_wait(&req, deadline);
+    status = ucp_app_wait(&app, &req, deadline);
     if ((status == UCS_OK) && (cur.op != OP_TAG) && (cur.op != OP_AM)) {
         param.op_attr_mask = 0;
         req    = ucp_ep_flush_nbx(ep, &param);
-        status = req_wait(&req, deadline);
+        status = ucp_app_wait(&app, &req, deadline);
     }
     return status;
 }
@@ -617,36 +410,34 @@ static ucs_status_t op_target(void *rreq, double deadline)
     for (;;) {
         if ((cur.op == OP_AM) && am.arrived && (am.desc != NULL) &&
             (rreq == NULL)) {
-            rreq    = ucp_am_recv_data_nbx(worker, am.desc, local_buf(),
+            rreq    = ucp_am_recv_data_nbx(app.worker, am.desc, local_buf(),
                                            cur.size, &param);
             am.desc = NULL;
             if ((rreq == NULL) || UCS_PTR_IS_ERR(rreq)) {
                 return (rreq == NULL) ? UCS_OK : UCS_PTR_STATUS(rreq);
             }
         }
+        ucp_app_progress(&app);
         if (rreq != NULL) {
-            progress();
             status = ucp_request_check_status(rreq);
             if (status != UCS_INPROGRESS) {
                 ucp_request_free(rreq);
                 return status;
             }
-        } else {
-            progress();
         }
-        if ((ended == 0) && ctl_ready()) {
-            ended = now_sec();
+        if ((ended == 0) && ucp_ctl_pending(&ctl)) {
+            ended = ucp_app_now();
         }
-        if (((ended != 0) && (now_sec() > ended + GRACE)) ||
-            (now_sec() > deadline)) {
+        if (((ended != 0) && (ucp_app_now() > ended + GRACE)) ||
+            (ucp_app_now() > deadline)) {
             break;
         }
     }
 
     /* never arrived: cancel the receive (the application goes on) */
     if (rreq != NULL) {
-        ucp_request_cancel(worker, rreq);
-        status = req_wait(&rreq, op_deadline());
+        ucp_request_cancel(app.worker, rreq);
+        status = ucp_app_wait(&app, &rreq, op_deadline());
         CHECK(status != UCS_ERR_TIMED_OUT, "a cancelled receive hangs");
     }
     return (ended != 0) ? UCS_ERR_CANCELED : UCS_ERR_TIMED_OUT;
@@ -676,13 +467,13 @@ static void phase(uint32_t seed, int fault, report_t *mine, report_t *peer)
     CHECK((fill == UCS_OK) || !fault, "filling the buffer: %s",
           ucs_status_string(fill));
     if (!is_initiator && (cur.op == OP_TAG)) {
-        rreq = ucp_tag_recv_nbx(worker, local_buf(), cur.size, TAG_OP,
+        rreq = ucp_tag_recv_nbx(app.worker, local_buf(), cur.size, TAG_OP,
                                 (ucp_tag_t)-1, &param);
     }
     if (fault && is_faulted && (emu_set_faults(opts.fault) != 0)) {
-        die("bad fault spec '%s'", opts.fault);
+        ucp_app_die("bad fault spec '%s'", opts.fault);
     }
-    ctl_sync(10);
+    ucp_ctl_sync(&ctl, 10);
 
     /* the initiator says when it is done (the target stops waiting for
      * data then) */
@@ -690,10 +481,10 @@ static void phase(uint32_t seed, int fault, report_t *mine, report_t *peer)
     if (is_initiator) {
         status = op_initiate(deadline);
         done   = 1;
-        ctl_write(&done, sizeof(done));
+        ucp_ctl_write(&ctl, &done, sizeof(done), "the end of the operation");
     } else {
         status = op_target(rreq, deadline);
-        ctl_read(&done, sizeof(done));
+        ucp_ctl_read(&ctl, &done, sizeof(done), "the end of the operation");
     }
     if ((status == UCS_OK) || (status == UCS_ERR_CANCELED)) {
         status = (fill != UCS_OK) ? fill : status;
@@ -713,110 +504,59 @@ static void phase(uint32_t seed, int fault, report_t *mine, report_t *peer)
         mine->status = UCS_ERR_CANCELED; /* the data never came */
     }
 
-    ctl_write(mine, sizeof(*mine));
-    ctl_read(peer, sizeof(*peer));
+    ucp_ctl_swap(&ctl, mine, peer, sizeof(*mine), "the report");
     if (receives_data && (mine->status == UCS_OK) && (peer->status == UCS_OK)) {
         mine->bad = dev_check(seed, mine->why, sizeof(mine->why));
     }
     mine->ep_failed   = ep_failed;
     mine->pack_failed = pack_failed;
-    ctl_write(mine, sizeof(*mine));
-    ctl_read(peer, sizeof(*peer));
+    ucp_ctl_swap(&ctl, mine, peer, sizeof(*mine), "the report");
+}
+
+/* A buffer of buf_size bytes of @a mem_type, allocated by UCP */
+static char *buffer_map(ucs_memory_type_t mem_type, ucp_mem_h *memh_p)
+{
+    ucs_status_t status;
+    void *address;
+
+    status = ucp_app_mem_map(&app, NULL, buf_size, mem_type, memh_p);
+    CHECK(status == UCS_OK, "ucp_mem_map(%s): %s",
+          ucs_memory_type_names[mem_type], ucs_status_string(status));
+    ucp_app_mem_query(*memh_p, &address, NULL);
+    return address;
 }
 
 static void setup(void)
 {
-    ucp_params_t params = {
-        .field_mask = UCP_PARAM_FIELD_FEATURES,
-        .features   = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AM
-    };
-    ucp_worker_params_t wparams = {
-        .field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = UCS_THREAD_MODE_SINGLE
-    };
-    ucp_am_handler_param_t am_param = {
-        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
-                      UCP_AM_HANDLER_PARAM_FIELD_CB,
-        .id = AM_ID, .cb = am_cb
-    };
-    ucp_mem_map_params_t mparams = {
-        .field_mask  = UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                       UCP_MEM_MAP_PARAM_FIELD_FLAGS |
-                       UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE,
-        .length      = buf_size,
-        .flags       = UCP_MEM_MAP_ALLOCATE,
-        .memory_type = UCS_MEMORY_TYPE_GAUDI
-    };
-    ucp_mem_attr_t mattr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
-    ucp_ep_params_t eparams = {
-        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS
-    };
-    ucp_address_t *address;
-    size_t address_len;
     uint64_t va;
-    ucs_status_t status;
 
-    status = ucp_init(&params, NULL, &context);
-    CHECK(status == UCS_OK, "ucp_init: %s", ucs_status_string(status));
-    status = ucp_worker_create(context, &wparams, &worker);
-    CHECK(status == UCS_OK, "ucp_worker_create: %s",
-          ucs_status_string(status));
-    CHECK(ucp_worker_set_am_recv_handler(worker, &am_param) == UCS_OK,
-          "ucp_worker_set_am_recv_handler failed");
-    status = ucp_mem_map(context, &mparams, &memh);
-    CHECK(status == UCS_OK, "ucp_mem_map(gaudi): %s",
-          ucs_status_string(status));
-    CHECK(ucp_mem_query(memh, &mattr) == UCS_OK, "ucp_mem_query failed");
-    dev_buf = mattr.address;
-    mparams.memory_type = UCS_MEMORY_TYPE_HOST;
-    status = ucp_mem_map(context, &mparams, &hmemh);
-    CHECK(status == UCS_OK, "ucp_mem_map(host): %s",
-          ucs_status_string(status));
-    CHECK(ucp_mem_query(hmemh, &mattr) == UCS_OK, "ucp_mem_query failed");
-    hst_buf = mattr.address;
+    ucp_app_init(&app, UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AM);
+    ucp_app_set_am_handler(&app, AM_ID, am_cb);
+    dev_buf = buffer_map(UCS_MEMORY_TYPE_GAUDI, &memh);
+    hst_buf = buffer_map(UCS_MEMORY_TYPE_HOST, &hmemh);
 
-    emu_get_stats  = (gaudi_emu_get_stats_func_t)lib_symbol(
-            "libgaudi_emu.so", GAUDI_EMU_STATS_SYMBOL);
-    emu_set_faults = (gaudi_emu_set_faults_func_t)lib_symbol(
-            "libgaudi_emu.so", GAUDI_EMU_SET_FAULTS_SYMBOL);
-    emu_resets_pending = (gaudi_emu_resets_pending_func_t)lib_symbol(
-            "libgaudi_emu.so", GAUDI_EMU_RESETS_PENDING_SYMBOL);
+    emu_get_stats      = (gaudi_emu_get_stats_func_t)ucp_gaudi_emu_symbol(
+            GAUDI_EMU_STATS_SYMBOL);
+    emu_set_faults     = (gaudi_emu_set_faults_func_t)ucp_gaudi_emu_symbol(
+            GAUDI_EMU_SET_FAULTS_SYMBOL);
+    emu_resets_pending = (gaudi_emu_resets_pending_func_t)
+            ucp_gaudi_emu_symbol(GAUDI_EMU_RESETS_PENDING_SYMBOL);
     CHECK((emu_get_stats != NULL) && (emu_set_faults != NULL) &&
           (emu_resets_pending != NULL),
           "the Gaudi emulator is not loaded (UCX_GAUDI_EMU_DEVICES?)");
 
-    status = ucp_worker_get_address(worker, &address, &address_len);
-    CHECK(status == UCS_OK, "ucp_worker_get_address failed");
-    eparams.address = address;
-    status = ucp_ep_create(worker, &eparams, &self_ep);
-    CHECK(status == UCS_OK, "ucp_ep_create(self): %s",
-          ucs_status_string(status));
-    ctl_send_blob(address, address_len);
-    ucp_worker_release_address(worker, address);
-    va = (uintptr_t)dev_buf;
-    ctl_write(&va, sizeof(va));
-    va = (uintptr_t)hst_buf;
-    ctl_write(&va, sizeof(va));
+    self_ep   = ucp_app_self_ep(&app);
     free(peer_addr);
-    peer_addr = ctl_recv_blob();
-    ctl_read(&peer_buf, sizeof(peer_buf));
-    ctl_read(&peer_hbuf, sizeof(peer_hbuf));
+    peer_addr = ucp_ctl_swap_address(&ctl, app.worker);
+    va        = (uintptr_t)dev_buf;
+    ucp_ctl_swap(&ctl, &va, &peer_buf, sizeof(va), "the Gaudi buffer");
+    va        = (uintptr_t)hst_buf;
+    ucp_ctl_swap(&ctl, &va, &peer_hbuf, sizeof(va), "the host buffer");
     ep_connect();
     rkey_exchange();
     /* wireup both ways before the measured phase */
     CHECK(host_pingpong(1) == UCS_OK, "warm-up message failed");
-    ctl_sync(2);
-}
-
-static void stats_str(char *buf, size_t max)
-{
-    gaudi_emu_stats_t s;
-
-    emu_get_stats(&s);
-    snprintf(buf, max, "contexts=%u dram_maps=%u host_maps=%u import_maps=%u "
-             "cb_maps=%u exports=%u pinned=%llu", s.contexts, s.dram_maps,
-             s.host_maps, s.import_maps, s.cb_maps, s.exports,
-             (unsigned long long)s.pinned_bytes);
+    ucp_ctl_sync(&ctl, 2);
 }
 
 /* Close everything of UCP; returns ucp_mem_unmap's status */
@@ -826,13 +566,11 @@ static ucs_status_t teardown(void)
 
     ep_disconnect();
     ep_close(self_ep, 0);
-    ctl_sync(40);
-    unmap  = ucp_mem_unmap(context, memh);
-    hunmap = ucp_mem_unmap(context, hmemh);
-    ucp_worker_destroy(worker);
-    worker = NULL;
-    ucp_cleanup(context);
-    ctl_sync(41);
+    ucp_ctl_sync(&ctl, 40);
+    unmap  = ucp_mem_unmap(app.context, memh);
+    hunmap = ucp_mem_unmap(app.context, hmemh);
+    ucp_app_cleanup(&app);
+    ucp_ctl_sync(&ctl, 41);
     return (unmap != UCS_OK) ? unmap : hunmap;
 }
 
@@ -849,19 +587,19 @@ static ucs_status_t teardown(void)
 static int resets_over(char *why, size_t max)
 {
     const char *lockup = getenv("UCX_GAUDI_EMU_RESET_ON_LOCKUP");
-    double deadline    = now_sec() + 30;
+    double deadline    = ucp_app_now() + 30;
 
     if ((lockup != NULL) && (lockup[0] == 'n')) {
         return 0;
     }
 
     while (emu_resets_pending() > 0) {
-        if (now_sec() > deadline) {
+        if (ucp_app_now() > deadline) {
             snprintf(why, max, "a device of the node was still being reset "
                      "30 s after the fault while this process kept UCP");
             return 1;
         }
-        progress();
+        ucp_app_progress(&app);
         usleep(1000);
     }
 
@@ -884,18 +622,33 @@ static int leak_check(int fds_before, ucs_status_t unmap, char *why,
         (fds_after == fds_before)) {
         return 0;
     }
-    stats_str(after, sizeof(after));
+    ucp_gaudi_emu_stats_str(emu_get_stats, "pinned", after, sizeof(after));
     snprintf(why, max, "%s: leak after ucp_cleanup (ucp_mem_unmap: %s): %s, "
              "fds %d -> %d", role, ucs_status_string(unmap), after,
              fds_before, fds_after);
     return 1;
 }
 
+/* Both verdicts to the parent, which prints them: the child's failure is
+ * the run's if the parent saw none */
+static void verdicts(int *failed, char *why)
+{
+    char peer_why[WHY_SIZE];
+    int peer_failed;
+
+    ucp_ctl_swap(&ctl, failed, &peer_failed, sizeof(*failed), "the verdict");
+    ucp_ctl_swap(&ctl, why, peer_why, WHY_SIZE, "the verdict");
+    if (is_parent && !*failed && peer_failed) {
+        *failed = 1;
+        memcpy(why, peer_why, WHY_SIZE);
+    }
+}
+
 static int run(void)
 {
     report_t a_mine, a_peer, b_mine, b_peer;
     ucs_status_t a_status, b_status = UCS_OK, host, unmap = UCS_OK;
-    char why[1024] = "";
+    char why[WHY_SIZE] = "";
     uint64_t peer_fired;
     int32_t fds_delta, peer_fds_delta;
     int fds_before, fds_after = 0, failed = 0, known;
@@ -934,10 +687,10 @@ static int run(void)
     /* B: go on; after an error, on new endpoints */
     if ((a_status != UCS_OK) || a_mine.ep_failed || a_peer.ep_failed) {
         ep_disconnect();
-        ctl_sync(20);
+        ucp_ctl_sync(&ctl, 20);
         ep_connect();
         rkey_exchange();
-        ctl_sync(21);
+        ucp_ctl_sync(&ctl, 21);
     }
     phase(0x5678, 0, &b_mine, &b_peer);
     ini      = is_initiator ? &b_mine : &b_peer;
@@ -961,12 +714,12 @@ static int run(void)
     }
     if ((b_status != UCS_OK) || b_mine.ep_failed || b_peer.ep_failed) {
         ep_disconnect();
-        ctl_sync(30);
+        ucp_ctl_sync(&ctl, 30);
         ep_connect();
-        ctl_sync(31);
+        ucp_ctl_sync(&ctl, 31);
     }
     host = host_pingpong(2);
-    ctl_sync(32);
+    ucp_ctl_sync(&ctl, 32);
     if (host != UCS_OK) {
         snprintf(why, sizeof(why), "host memory after the fault: %s",
                  ucs_status_string(host));
@@ -978,7 +731,7 @@ static int run(void)
         failed = 1;
         goto out;
     }
-    ctl_sync(33);
+    ucp_ctl_sync(&ctl, 33);
 
     /* C: cleanup and accounting */
     unmap     = teardown();
@@ -986,23 +739,12 @@ static int run(void)
     failed    = leak_check(fds_before, unmap, why, sizeof(why));
 
 out:
-    ctl_write(&fired, sizeof(fired));
-    ctl_read(&peer_fired, sizeof(peer_fired));
+    ucp_ctl_swap(&ctl, &fired, &peer_fired, sizeof(fired), "the faults fired");
     fds_delta = failed ? 0 : (fds_after - fds_before);
-    ctl_write(&fds_delta, sizeof(fds_delta));
-    ctl_read(&peer_fds_delta, sizeof(peer_fds_delta));
-    ctl_write(&failed, sizeof(failed));
-    ctl_write(why, sizeof(why));
-    if (is_initiator) {
-        int peer_failed;
-        char peer_why[1024];
-
-        ctl_read(&peer_failed, sizeof(peer_failed));
-        ctl_read(peer_why, sizeof(peer_why));
-        if (!failed && peer_failed) {
-            failed = 1;
-            memcpy(why, peer_why, sizeof(why));
-        }
+    ucp_ctl_swap(&ctl, &fds_delta, &peer_fds_delta, sizeof(fds_delta),
+                 "the fd count");
+    verdicts(&failed, why);
+    if (is_parent) {
         printf("CELL op=%s size=%zu side=%s mode=%s fault=%s fired=%llu "
                "fds=%+d/%+d a=%s b=%s outcome=%s%s%s\n", op_names[opts.op],
                opts.size, opts.fault_target ? "target" : "initiator",
@@ -1014,12 +756,6 @@ out:
                failed ? "FAIL" : known ? "known" :
                (a_status == UCS_OK) ? "ok" : "error",
                (failed || known) ? " " : "", (failed || known) ? why : "");
-    } else {
-        int dummy;
-        char dummy_why[1024];
-
-        ctl_read(&dummy, sizeof(dummy));
-        ctl_read(dummy_why, sizeof(dummy_why));
     }
     fflush(stdout);
     return failed;
@@ -1055,8 +791,8 @@ static int soak(void)
     unsigned iters = 0, n_ok = 0, n_err = 0, n_known = 0, n_recover = 0;
     unsigned n_faulted = 0, n_dev = 0;
     report_t mine, peer, *ini, *tgt;
-    char why[1024] = "";
-    double end = now_sec() + opts.duration;
+    char why[WHY_SIZE] = "";
+    double end = ucp_app_now() + opts.duration;
     int fds_before, failed = 0, nf, pick, bits;
     ucs_status_t unmap;
     int32_t go;
@@ -1065,11 +801,11 @@ static int soak(void)
     setup();
     for (;;) {
         /* the parent keeps the time; the child follows */
-        go = is_parent ? (now_sec() < end) : 0;
+        go = is_parent ? (ucp_app_now() < end) : 0;
         if (is_parent) {
-            ctl_write(&go, sizeof(go));
+            ucp_ctl_write(&ctl, &go, sizeof(go), "whether to go on");
         } else {
-            ctl_read(&go, sizeof(go));
+            ucp_ctl_read(&ctl, &go, sizeof(go), "whether to go on");
         }
         if (!go) {
             break;
@@ -1083,13 +819,12 @@ static int soak(void)
         cur.size     = (cur.size > SOAK_MAX_SIZE) ? SOAK_MAX_SIZE : cur.size;
         cur.ini_dev  = soak_rand(&rng) & 1;
         cur.tgt_dev  = soak_rand(&rng) & 1;
-        is_initiator = is_parent == (int)(soak_rand(&rng) & 1);
+        set_role(is_parent == (int)(soak_rand(&rng) & 1));
         nf           = sizeof(soak_faults) / sizeof(soak_faults[0]);
         pick         = soak_rand(&rng) % (nf * 4);
         opts.fault   = (pick < nf) ? soak_faults[pick] : "none";
         is_faulted   = (pick < nf) &&
                        ((int)(soak_rand(&rng) & 1) == is_initiator);
-        role         = is_initiator ? "initiator" : "target";
         n_faulted   += (pick < nf);
         n_dev       += cur.ini_dev || cur.tgt_dev;
 
@@ -1143,7 +878,7 @@ static int soak(void)
             failed = 1;
             break;
         }
-        ctl_sync(40);
+        ucp_ctl_sync(&ctl, 40);
         unmap = teardown();
         if (leak_check(fds_before, unmap, why, sizeof(why))) {
             failed = 1;
@@ -1156,30 +891,13 @@ static int soak(void)
         failed = leak_check(fds_before, unmap, why, sizeof(why));
     }
 
-    /* both verdicts to the parent, which prints them */
-    ctl_write(&failed, sizeof(failed));
-    ctl_write(why, sizeof(why));
+    verdicts(&failed, why);
     if (is_parent) {
-        int peer_failed;
-        char peer_why[1024];
-
-        ctl_read(&peer_failed, sizeof(peer_failed));
-        ctl_read(peer_why, sizeof(peer_why));
-        if (!failed && peer_failed) {
-            failed = 1;
-            memcpy(why, peer_why, sizeof(why));
-        }
         printf("SOAK seed=%llu seconds=%u iterations=%u ok=%u error=%u "
                "known=%u faulted=%u with_gaudi=%u restarts=%u outcome=%s%s%s\n",
                (unsigned long long)opts.seed - 1, opts.duration, iters, n_ok,
                n_err, n_known, n_faulted, n_dev, n_recover,
                failed ? "FAIL" : "ok", failed ? " " : "", failed ? why : "");
-    } else {
-        int dummy;
-        char dummy_why[1024];
-
-        ctl_read(&dummy, sizeof(dummy));
-        ctl_read(dummy_why, sizeof(dummy_why));
     }
     fflush(stdout);
     return failed;
@@ -1198,7 +916,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    int c, sv[2], status, rc, i;
+    int c, status, rc, i;
     pid_t child;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1251,20 +969,16 @@ int main(int argc, char **argv)
         opts.fault = "none";
     }
 
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair: %m");
     signal(SIGALRM, alarm_handler);
-    child = fork();
-    CHECK(child >= 0, "fork: %m");
+    ctl.progress = ctl_progress;
+    child        = ucp_ctl_fork(&ctl);
     is_parent    = (child != 0);
-    is_initiator = is_parent;
-    role         = is_initiator ? "initiator" : "target";
+    set_role(is_parent);
     is_faulted   = strcmp(opts.fault, "none") &&
                    (is_initiator != opts.fault_target);
     if (!strcmp(opts.fault, "none")) {
         opts.fault = "none";
     }
-    ctl_fd = is_initiator ? sv[0] : sv[1];
-    close(is_initiator ? sv[1] : sv[0]);
     alarm(opts.seed ? (opts.duration + opts.timeout) : opts.timeout);
     if (!is_parent) {
         /* never outlive the initiator: a stuck target would hold its

@@ -81,30 +81,17 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* UCX's config.h, included first, may have it */
 #endif
-#include <ucp/api/ucp.h>
-#include <uct/gaudi/seam/gaudi_emu.h>
+#include "ucp/ucp_ctl.h"
+#include "ucp/ucp_gaudi.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
-#include <link.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/types.h>
-#include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_SIZES      16
@@ -156,15 +143,14 @@ static struct {
 };
 
 static const char   *role = "client";
-static int          ctl_fd = -1;
-static ucp_context_h context;
-static ucp_worker_h worker;
+static ucp_app_t    app;
+static ucp_ctl_t    ctl = {.fd = -1, .peer = "server"};
+static int          ctl_passive; /* read without progressing the worker */
 static ucp_ep_h     peer_ep;
 static ucp_ep_h     self_ep;
 static ucp_mem_h    dev_memh;
 static char         *dev_buf;     /* Gaudi memory, device VA */
-static int          app_fd = -1;  /* -A: compute fd the buffer is on */
-static uint64_t     app_handle;   /* -A: its ALLOC handle */
+static ucp_gaudi_app_mem_t app_mem; /* -A: what the buffer is */
 static size_t       dev_buf_size;
 static ucp_rkey_h   peer_rkey;
 static uint64_t     peer_buf;     /* the peer's dev_buf */
@@ -193,7 +179,7 @@ static struct {
 } am_state;
 
 
-static void die(const char *fmt, ...)
+void ucp_app_die(const char *fmt, ...)
 {
     va_list ap;
 
@@ -206,12 +192,7 @@ static void die(const char *fmt, ...)
     _exit(1);
 }
 
-#define CHECK(_cond, ...) \
-    do { \
-        if (!(_cond)) { \
-            die(__VA_ARGS__); \
-        } \
-    } while (0)
+#define CHECK UCP_APP_CHECK
 
 static void alarm_handler(int sig)
 {
@@ -229,49 +210,10 @@ static void alarm_handler(int sig)
 
 /* ---- emulator accounting ------------------------------------------------ */
 
-typedef struct {
-    const char *name;
-    char       path[PATH_MAX];
-} lib_find_t;
-
-static int lib_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    lib_find_t *find = arg;
-
-    if ((info->dlpi_name != NULL) &&
-        (strstr(info->dlpi_name, find->name) != NULL)) {
-        snprintf(find->path, sizeof(find->path), "%s", info->dlpi_name);
-        return 1;
-    }
-    return 0;
-}
-
-/* A symbol of a library UCX loaded: UCX dlopen()s its modules, and the
- * Gaudi base library the emulator, with RTLD_LOCAL, so RTLD_DEFAULT may not
- * see them; look the library up among the loaded objects */
-static void *lib_symbol(const char *lib, const char *symbol)
-{
-    lib_find_t find = {.name = lib};
-    void *handle, *sym;
-
-    sym = dlsym(RTLD_DEFAULT, symbol);
-    if ((sym != NULL) || !dl_iterate_phdr(lib_find_cb, &find)) {
-        return sym;
-    }
-
-    handle = dlopen(find.path, RTLD_NOW | RTLD_NOLOAD);
-    if (handle == NULL) {
-        return NULL;
-    }
-    sym = dlsym(handle, symbol);
-    dlclose(handle); /* UCX keeps its own reference while the context lives */
-    return sym;
-}
-
 static void emu_resolve(void)
 {
-    emu_get_stats = (gaudi_emu_get_stats_func_t)lib_symbol(
-            "libgaudi_emu.so", GAUDI_EMU_STATS_SYMBOL);
+    emu_get_stats = (gaudi_emu_get_stats_func_t)ucp_gaudi_emu_symbol(
+            GAUDI_EMU_STATS_SYMBOL);
 }
 
 static int emu_stats(gaudi_emu_stats_t *stats)
@@ -296,51 +238,28 @@ static void emu_sample(void)
 /* Wait up to @a timeout s until this process imports nothing */
 static void emu_wait_imports_gone(double timeout)
 {
-    struct timespec ts;
+    double deadline = ucp_app_now() + timeout;
     gaudi_emu_stats_t s;
-    double deadline;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    deadline = ts.tv_sec + ts.tv_nsec * 1e-9 + timeout;
-    while (emu_stats(&s) && (s.import_maps > 0)) {
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (ts.tv_sec + ts.tv_nsec * 1e-9 > deadline) {
-            break;
-        }
+    while (emu_stats(&s) && (s.import_maps > 0) &&
+           (ucp_app_now() <= deadline)) {
         usleep(10000);
     }
 }
 
-static void emu_stats_str(char *buf, size_t max)
-{
-    gaudi_emu_stats_t s;
-
-    if (!emu_stats(&s)) {
-        snprintf(buf, max, "unavailable");
-        return;
-    }
-    snprintf(buf, max, "contexts=%u dram_maps=%u host_maps=%u "
-             "import_maps=%u cb_maps=%u exports=%u pinned_bytes=%llu",
-             s.contexts, s.dram_maps, s.host_maps, s.import_maps, s.cb_maps,
-             s.exports, (unsigned long long)s.pinned_bytes);
-}
-
-
-/* ---- control channel ---------------------------------------------------- */
-
-static double now_sec(void);
+/* ---- UCP and the control channel -------------------------------------- */
 
 /* Progress the worker; sample the emulator's accounting at most every 10 ms
  * (gaudi_emu_get_stats takes the emulator's context locks and opens files:
  * sampled on every call it would slow its DMA worker down) */
-static void progress(void)
+static void progress_sample(ucp_app_t *a)
 {
     static double next_sample;
     double now;
 
-    ucp_worker_progress(worker);
+    ucp_worker_progress(a->worker);
     if (emu_get_stats != NULL) {
-        now = now_sec();
+        now = ucp_app_now();
         if (now >= next_sample) {
             next_sample = now + 0.01;
             emu_sample();
@@ -348,257 +267,55 @@ static void progress(void)
     }
 }
 
-static void ctl_write(const void *buf, size_t len)
+/* Waiting for the peer on the control channel progresses the worker (the
+ * peer may need us to progress before it can answer), but not while this
+ * side is a passive target (-P) */
+static int ctl_progress(void *arg)
 {
-    const char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = send(ctl_fd, p, len, MSG_NOSIGNAL);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        CHECK(n > 0, "control channel: send failed: %s",
-              (n < 0) ? strerror(errno) : "closed");
-        p   += n;
-        len -= n;
+    if ((app.worker == NULL) || ctl_passive) {
+        return 0;
     }
-}
-
-/* Read exactly @a len bytes, progressing the worker (if any) meanwhile:
- * the peer may need us to progress before it can answer */
-static int ctl_passive; /* read without progressing the worker */
-
-static void ctl_read(void *buf, size_t len)
-{
-    struct pollfd pfd = {.fd = ctl_fd, .events = POLLIN};
-    char *p           = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        if ((worker != NULL) && !ctl_passive) {
-            progress();
-            if (poll(&pfd, 1, 0) == 0) {
-                continue;
-            }
-        }
-        n = recv(ctl_fd, p, len, 0);
-        if ((n < 0) && (errno == EINTR)) {
-            continue;
-        }
-        CHECK(n > 0, "control channel: %s",
-              (n < 0) ? strerror(errno) : "the peer closed it (peer failed?)");
-        p   += n;
-        len -= n;
-    }
-}
-
-static void ctl_send_blob(const void *buf, uint64_t len)
-{
-    ctl_write(&len, sizeof(len));
-    ctl_write(buf, len);
-}
-
-static void *ctl_recv_blob(uint64_t *len_p)
-{
-    uint64_t len;
-    void *buf;
-
-    ctl_read(&len, sizeof(len));
-    CHECK(len < (1 << 20), "control channel: bad blob length %llu",
-          (unsigned long long)len);
-    buf = malloc(len + 1);
-    CHECK(buf != NULL, "out of memory");
-    ctl_read(buf, len);
-    *len_p = len;
-    return buf;
-}
-
-static void ctl_sync(uint32_t what)
-{
-    uint32_t got;
-
-    ctl_write(&what, sizeof(what));
-    ctl_read(&got, sizeof(got));
-    CHECK(got == what, "control channel out of step: %u != %u", got, what);
-}
-
-static void ctl_signal(uint32_t what)
-{
-    ctl_write(&what, sizeof(what));
-}
-
-static void ctl_expect(uint32_t what)
-{
-    uint32_t got;
-
-    ctl_read(&got, sizeof(got));
-    CHECK(got == what, "control channel out of step: %u != %u", got, what);
+    ucp_app_progress(&app);
+    return 1;
 }
 
 /* Wait for @a what without progressing the worker: a passive target */
 static void ctl_expect_passive(uint32_t what)
 {
     ctl_passive = 1;
-    ctl_expect(what);
+    ucp_ctl_expect(&ctl, what);
     ctl_passive = 0;
 }
 
-static int connect_to(const char *host, int port)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    struct addrinfo *res, *ai;
-    char service[16];
-    int fd = -1, rc, attempt;
-
-    snprintf(service, sizeof(service), "%d", port);
-    rc = getaddrinfo(host, service, &hints, &res);
-    CHECK(rc == 0, "getaddrinfo(%s): %s", host, gai_strerror(rc));
-
-    /* the server may not listen yet: retry (the alarm bounds this) */
-    for (attempt = 0;; ++attempt) {
-        for (ai = res; ai != NULL; ai = ai->ai_next) {
-            fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-            if (fd < 0) {
-                continue;
-            }
-            if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-                freeaddrinfo(res);
-                return fd;
-            }
-            close(fd);
-        }
-        usleep(100000);
-    }
-}
-
-/* -u: the control channel over a UNIX socket at @a path (the server binds
- * it, the client connects, retrying until the server listens) */
-static int unix_control(const char *path, int is_server)
-{
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    int lfd, fd;
-
-    CHECK(strlen(path) < sizeof(addr.sun_path), "-u %s: too long", path);
-    strcpy(addr.sun_path, path);
-    fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    CHECK(fd >= 0, "socket: %s", strerror(errno));
-    if (!is_server) {
-        while (connect(fd, (struct sockaddr*)&addr, sizeof(addr)) != 0) {
-            usleep(100000);     /* the alarm bounds this */
-        }
-        return fd;
-    }
-
-    lfd = fd;
-    unlink(path);
-    CHECK(bind(lfd, (struct sockaddr*)&addr, sizeof(addr)) == 0,
-          "bind %s: %s", path, strerror(errno));
-    CHECK(listen(lfd, 1) == 0, "listen: %s", strerror(errno));
-    do {
-        fd = accept(lfd, NULL, NULL);
-    } while ((fd < 0) && (errno == EINTR));
-    CHECK(fd >= 0, "accept: %s", strerror(errno));
-    close(lfd);
-    unlink(path);
-    return fd;
-}
-
-static int accept_one(int port)
-{
-    struct sockaddr_in addr = {
-        .sin_family      = AF_INET,
-        .sin_port        = htons(port),
-        .sin_addr.s_addr = htonl(INADDR_ANY)
-    };
-    int one = 1, lfd, fd;
-
-    lfd = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(lfd >= 0, "socket: %s", strerror(errno));
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    CHECK(bind(lfd, (struct sockaddr*)&addr, sizeof(addr)) == 0,
-          "bind to port %d: %s", port, strerror(errno));
-    CHECK(listen(lfd, 1) == 0, "listen: %s", strerror(errno));
-    do {
-        fd = accept(lfd, NULL, NULL);
-    } while ((fd < 0) && (errno == EINTR));
-    CHECK(fd >= 0, "accept: %s", strerror(errno));
-    close(lfd);
-    return fd;
-}
-
-
-/* ---- UCP helpers -------------------------------------------------------- */
-
-static double now_sec(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + (ts.tv_nsec * 1e-9);
-}
-
-/* Whether the peer has written to the control channel (without reading) */
-static int ctl_pending(void)
-{
-    struct pollfd pfd = {.fd = ctl_fd, .events = POLLIN};
-
-    return poll(&pfd, 1, 0) > 0;
-}
-
-
-/* Wait for @a request (NULL: done in place), but give up after @a seconds (the request stays
- * outstanding: *@a request_p is left set, else cleared) */
 /* -W: when progress finds nothing to do, sleep until an interface signals
- * an event (ucp_worker_arm said UCS_OK); returns whether it slept */
-static int wakeup_sleep(void)
+ * an event (ucp_worker_arm said UCS_OK); returns whether it slept. The
+ * waits for requests call it while one is in flight (ucp_app_t::idle). */
+static int wakeup_sleep(ucp_app_t *a)
 {
     ucs_status_t status;
 
-    if (!opts.wakeup || (ucp_worker_progress(worker) != 0) ||
-        (ucp_worker_arm(worker) != UCS_OK)) {
+    if (!opts.wakeup || (ucp_worker_progress(a->worker) != 0) ||
+        (ucp_worker_arm(a->worker) != UCS_OK)) {
         return 0;
     }
 
-    status = ucp_worker_wait(worker);
+    status = ucp_worker_wait(a->worker);
     CHECK(status == UCS_OK, "ucp_worker_wait: %s", ucs_status_string(status));
     ++wakeup_sleeps;
     return 1;
 }
 
-static ucs_status_t request_wait_deadline(void **request_p, double seconds)
+/* Wait for @a request (NULL: done in place) as long as it takes */
+static ucs_status_t request_wait(void *request)
 {
-    double deadline = now_sec() + seconds;
-    void *request   = *request_p;
-    ucs_status_t status;
-
-    if (request == NULL) {
-        return UCS_OK;
-    }
-    if (UCS_PTR_IS_ERR(request)) {
-        *request_p = NULL;
-        return UCS_PTR_STATUS(request);
-    }
-
-    do {
-        progress();
-        status = ucp_request_check_status(request);
-        if ((status == UCS_INPROGRESS) && wakeup_sleep()) {
-            continue;
-        }
-        if (status != UCS_INPROGRESS) {
-            ucp_request_free(request);
-            *request_p = NULL;
-            return status;
-        }
-    } while (now_sec() < deadline);
-    return UCS_ERR_TIMED_OUT;
+    return ucp_app_wait(&app, &request, UCP_APP_FOREVER);
 }
 
-static ucs_status_t request_wait(void *request, const char *what)
+/* Wait for *@a request_p, but give up after @a seconds (the request stays
+ * outstanding: *@a request_p is left set, else cleared) */
+static ucs_status_t request_wait_deadline(void **request_p, double seconds)
 {
-    (void)what;
-    return request_wait_deadline(&request, 1e30);
+    return ucp_app_wait(&app, request_p, ucp_app_now() + seconds);
 }
 
 /* Progress until *@a flag is set or @a request completes (if not NULL). Once
@@ -619,7 +336,7 @@ static ucs_status_t target_wait(void *request, const int *flag)
     }
 
     for (;;) {
-        progress();
+        ucp_app_progress(&app);
         if (request != NULL) {
             status = ucp_request_check_status(request);
             if (status != UCS_INPROGRESS) {
@@ -630,23 +347,23 @@ static ucs_status_t target_wait(void *request, const int *flag)
             return UCS_OK;
         }
 
-        if (wakeup_sleep()) {
+        if (wakeup_sleep(&app)) {
             continue; /* the data's arrival is what wakes it */
         }
 
         if (deadline == 0) {
-            if (ctl_pending()) {
-                deadline = now_sec() + PEER_GRACE;
+            if (ucp_ctl_pending(&ctl)) {
+                deadline = ucp_app_now() + PEER_GRACE;
             }
-        } else if (now_sec() > deadline) {
+        } else if (ucp_app_now() > deadline) {
             break;
         }
     }
 
     if (request != NULL) {
-        ucp_request_cancel(worker, request);
+        ucp_request_cancel(app.worker, request);
         do {
-            progress();
+            ucp_app_progress(&app);
         } while (ucp_request_check_status(request) == UCS_INPROGRESS);
         ucp_request_free(request);
     }
@@ -654,23 +371,13 @@ static ucs_status_t target_wait(void *request, const int *flag)
 }
 
 
-static void request_wait_ok(void *request, const char *what)
-{
-    ucs_status_t status = request_wait(request, what);
-
-    CHECK(status == UCS_OK, "%s: %s", what, ucs_status_string(status));
-}
-
 /* Move @a size bytes between host and Gaudi memory of this process (to the
  * device if @a to_dev): with uct_gaudi_buf_copy (the owned device's DMA
  * engine, whatever UCX_TLS says), or with -S through a tag message to our
  * own worker (UCP's gaudi_copy staging) */
 static void self_copy(void *dst, const void *src, size_t size, int to_dev)
 {
-    ucp_request_param_t param = {.op_attr_mask = 0};
-    ucp_tag_t tag             = TAG_SELF | self_tag_sn++;
     ucs_status_t status;
-    void *rreq, *sreq;
 
     if (gaudi_buf_copy != NULL) {
         status = gaudi_buf_copy(dst, to_dev, src, !to_dev, size);
@@ -679,10 +386,11 @@ static void self_copy(void *dst, const void *src, size_t size, int to_dev)
         return;
     }
 
-    rreq = ucp_tag_recv_nbx(worker, dst, size, tag, (ucp_tag_t)-1, &param);
-    sreq = ucp_tag_send_nbx(self_ep, src, size, tag, &param);
-    request_wait_ok(sreq, "self tag send");
-    request_wait_ok(rreq, "self tag recv");
+    status = ucp_app_tag_xfer(&app, self_ep, 1, src, dst, size,
+                              TAG_SELF | self_tag_sn++, NULL,
+                              UCP_APP_FOREVER);
+    CHECK(status == UCS_OK, "self tag message: %s",
+          ucs_status_string(status));
 }
 
 static uint8_t pattern_byte(size_t i, uint32_t seed)
@@ -749,37 +457,12 @@ static ucs_status_t am_cb(void *arg, const void *header, size_t header_length,
 
 static void ucp_setup(void)
 {
-    ucp_params_t params = {
-        .field_mask = UCP_PARAM_FIELD_FEATURES,
-        .features   = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AM
-    };
-    ucp_worker_params_t wparams = {
-        .field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = UCS_THREAD_MODE_SINGLE
-    };
-    ucp_am_handler_param_t am_param = {
-        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
-                      UCP_AM_HANDLER_PARAM_FIELD_CB,
-        .id         = AM_ID,
-        .cb         = am_cb
-    };
-    ucs_status_t status;
-
-    if (opts.wakeup) {
-        params.features |= UCP_FEATURE_WAKEUP;
-    }
-
-    status = ucp_init(&params, NULL, &context);
-    CHECK(status == UCS_OK, "ucp_init: %s", ucs_status_string(status));
-    status = ucp_worker_create(context, &wparams, &worker);
-    CHECK(status == UCS_OK, "ucp_worker_create: %s",
-          ucs_status_string(status));
-    status = ucp_worker_set_am_recv_handler(worker, &am_param);
-    CHECK(status == UCS_OK, "ucp_worker_set_am_recv_handler: %s",
-          ucs_status_string(status));
+    ucp_app_init(&app, UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AM |
+                       (opts.wakeup ? UCP_FEATURE_WAKEUP : 0));
+    ucp_app_set_am_handler(&app, AM_ID, am_cb);
     emu_resolve();
     if (!opts.self_ep_copy) {
-        gaudi_buf_copy = (gaudi_buf_copy_func_t)lib_symbol(
+        gaudi_buf_copy = (gaudi_buf_copy_func_t)ucp_gaudi_lib_symbol(
                 GAUDI_UCT_MODULE_FILE, "uct_gaudi_buf_copy");
         CHECK(gaudi_buf_copy != NULL, "uct_gaudi_buf_copy not found in the "
               "loaded " GAUDI_UCT_MODULE_FILE " (use -S to fill through "
@@ -797,166 +480,54 @@ static void ucp_warmup(void)
 {
     ucp_request_param_t param = {.op_attr_mask = 0};
     char *out = malloc(WARMUP_SIZE), *in = malloc(WARMUP_SIZE);
-    void *rreq, *sreq;
+    ucs_status_t status;
 
     CHECK((out != NULL) && (in != NULL), "out of host memory");
     memset(out, 0x77, WARMUP_SIZE);
-    rreq = ucp_tag_recv_nbx(worker, in, WARMUP_SIZE, TAG_PEER, (ucp_tag_t)-1,
-                            &param);
-    sreq = ucp_tag_send_nbx(peer_ep, out, WARMUP_SIZE, TAG_PEER, &param);
-    request_wait_ok(sreq, "warm-up send");
-    request_wait_ok(rreq, "warm-up recv");
+    status = ucp_app_tag_xfer(&app, peer_ep, 0, out, in, WARMUP_SIZE,
+                              TAG_PEER, NULL, UCP_APP_FOREVER);
+    CHECK(status == UCS_OK, "warm-up message: %s", ucs_status_string(status));
     CHECK(in[WARMUP_SIZE - 1] == 0x77, "warm-up message corrupted");
-    request_wait_ok(ucp_ep_flush_nbx(peer_ep, &param), "warm-up flush");
-    ctl_sync(7);
+    ucp_app_wait_ok(&app, ucp_ep_flush_nbx(peer_ep, &param), "warm-up flush");
+    ucp_ctl_sync(&ctl, 7);
     free(out);
     free(in);
 }
 
-/* -A: allocate dev_buf as an application would, with the driver's own
- * ioctls on the compute fd of this process (the one UCX owns), found in
- * /proc/self/fd through the driver seam UCX loaded */
-typedef int (*gaudi_ioctl_func_t)(int fd, uct_gaudi_ioc_t ioc, void *arg);
-
-static int app_mem(uint32_t op, union hl_mem_args *args)
-{
-    static gaudi_ioctl_func_t ioctl_func;
-
-    if (ioctl_func == NULL) {
-        ioctl_func = (gaudi_ioctl_func_t)lib_symbol(GAUDI_UCT_MODULE_FILE,
-                                                    "uct_gaudi_ioctl");
-        CHECK(ioctl_func != NULL, "uct_gaudi_ioctl not found");
-    }
-    args->in.op = op;
-    return ioctl_func(app_fd, UCT_GAUDI_IOC_MEMORY, args);
-}
-
-static void app_find_fd(void)
-{
-    const uct_gaudi_drv_ops_t **ops;
-    char path[PATH_MAX];
-    struct dirent *entry;
-    int fd, n;
-    DIR *dir;
-
-    ops = (const uct_gaudi_drv_ops_t**)lib_symbol(GAUDI_UCT_MODULE_FILE,
-                                                  "uct_gaudi_seam_ops");
-    CHECK((ops != NULL) && (*ops != NULL), "uct_gaudi_seam_ops not found");
-    dir = opendir("/proc/self/fd");
-    CHECK(dir != NULL, "opendir(/proc/self/fd): %m");
-    while ((app_fd < 0) && ((entry = readdir(dir)) != NULL)) {
-        fd = atoi(entry->d_name);
-        if (((*ops)->fd_path(fd, path, sizeof(path)) >= 0) &&
-            ((sscanf(path, UCT_GAUDI_DEV_ACCEL_COMPUTE "%n", &n, &n) == 1) ||
-             (sscanf(path, UCT_GAUDI_DEV_MISC_COMPUTE "%n", &n, &n) == 1)) &&
-            (path[n] == '\0')) {
-            app_fd = fd;
-        }
-    }
-    closedir(dir);
-    CHECK(app_fd >= 0, "no Gaudi compute fd open in this process");
-}
-
-static void app_alloc(void)
-{
-    union hl_mem_args args;
-
-    app_find_fd();
-    memset(&args, 0, sizeof(args));
-    args.in.alloc.mem_size = dev_buf_size;
-    CHECK(app_mem(HL_MEM_OP_ALLOC, &args) == 0, "ALLOC: %m");
-    app_handle = args.out.handle;
-    memset(&args, 0, sizeof(args));
-    args.in.map_device.handle = app_handle;
-    CHECK(app_mem(HL_MEM_OP_MAP, &args) == 0, "MAP: %m");
-    dev_buf = (char*)(uintptr_t)args.out.device_virt_addr;
-}
-
-static void app_free(void)
-{
-    union hl_mem_args args;
-
-    memset(&args, 0, sizeof(args));
-    args.in.unmap.device_virt_addr = (uintptr_t)dev_buf;
-    CHECK(app_mem(HL_MEM_OP_UNMAP, &args) == 0, "UNMAP: %m");
-    memset(&args, 0, sizeof(args));
-    args.in.free.handle = app_handle;
-    CHECK(app_mem(HL_MEM_OP_FREE, &args) == 0, "FREE: %m");
-}
-
 static void ucp_connect(void)
 {
-    ucp_mem_map_params_t mparams;
-    ucp_mem_attr_t mattr;
-    ucp_ep_params_t ep_params;
-    ucp_address_t *address;
-    size_t address_len;
-    void *rkey_buf, *peer_addr, *peer_rkey_buf;
-    size_t rkey_len;
-    uint64_t len, remote;
+    ucp_address_t *peer_addr;
+    ucs_memory_type_t mem_type;
+    uint64_t remote;
     ucs_status_t status;
+    void *address;
 
     /* our Gaudi buffer, allocated on the owned device by UCX or (-A) by
-     * the application itself */
-    mparams.field_mask  = UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                          UCP_MEM_MAP_PARAM_FIELD_FLAGS |
-                          UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
-    mparams.length      = dev_buf_size;
-    mparams.flags       = UCP_MEM_MAP_ALLOCATE;
-    mparams.memory_type = UCS_MEMORY_TYPE_GAUDI;
+     * the application itself, with the driver's own ioctls */
     if (opts.app_alloc) {
-        app_alloc();
-        mparams.field_mask |= UCP_MEM_MAP_PARAM_FIELD_ADDRESS;
-        mparams.address     = dev_buf;
-        mparams.flags       = 0;
+        ucp_gaudi_app_alloc(&app_mem, dev_buf_size);
+        dev_buf = app_mem.address;
     }
-    status = ucp_mem_map(context, &mparams, &dev_memh);
+    status = ucp_app_mem_map(&app, opts.app_alloc ? dev_buf : NULL,
+                             dev_buf_size, UCS_MEMORY_TYPE_GAUDI, &dev_memh);
     CHECK(status == UCS_OK, "ucp_mem_map(%s %zu bytes, gaudi): %s",
           opts.app_alloc ? "the application's" : "ALLOCATE", dev_buf_size,
           ucs_status_string(status));
-    mattr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS |
-                       UCP_MEM_ATTR_FIELD_MEM_TYPE;
-    status = ucp_mem_query(dev_memh, &mattr);
-    CHECK(status == UCS_OK, "ucp_mem_query: %s", ucs_status_string(status));
-    CHECK(mattr.mem_type == UCS_MEMORY_TYPE_GAUDI,
+    mem_type = ucp_app_mem_query(dev_memh, &address, NULL);
+    CHECK(mem_type == UCS_MEMORY_TYPE_GAUDI,
           "ucp_mem_map gave %s memory, not gaudi",
-          ucs_memory_type_names[mattr.mem_type]);
-    dev_buf = mattr.address;
-
-    status = ucp_rkey_pack(context, dev_memh, &rkey_buf, &rkey_len);
-    CHECK(status == UCS_OK, "ucp_rkey_pack: %s", ucs_status_string(status));
-
-    status = ucp_worker_get_address(worker, &address, &address_len);
-    CHECK(status == UCS_OK, "ucp_worker_get_address: %s",
-          ucs_status_string(status));
+          ucs_memory_type_names[mem_type]);
+    dev_buf = address;
 
     /* exchange addresses, buffers and rkeys */
-    ctl_send_blob(address, address_len);
-    remote = (uintptr_t)dev_buf;
-    ctl_write(&remote, sizeof(remote));
-    ctl_send_blob(rkey_buf, rkey_len);
-    peer_addr = ctl_recv_blob(&len);
-    ctl_read(&peer_buf, sizeof(peer_buf));
-    peer_rkey_buf = ctl_recv_blob(&len);
-
-    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep_params.address    = peer_addr;
-    status = ucp_ep_create(worker, &ep_params, &peer_ep);
-    CHECK(status == UCS_OK, "ucp_ep_create(peer): %s",
-          ucs_status_string(status));
-    ep_params.address = address;
-    status = ucp_ep_create(worker, &ep_params, &self_ep);
-    CHECK(status == UCS_OK, "ucp_ep_create(self): %s",
-          ucs_status_string(status));
-
-    status = ucp_ep_rkey_unpack(peer_ep, peer_rkey_buf, &peer_rkey);
-    CHECK(status == UCS_OK, "ucp_ep_rkey_unpack: %s",
-          ucs_status_string(status));
-
-    ucp_worker_release_address(worker, address);
-    ucp_rkey_buffer_release(rkey_buf);
+    peer_addr = ucp_ctl_swap_address(&ctl, app.worker);
+    remote    = (uintptr_t)dev_buf;
+    ucp_ctl_swap(&ctl, &remote, &peer_buf, sizeof(remote),
+                 "the buffer's address");
+    peer_ep   = ucp_app_ep_create(&app, peer_addr, NULL, "peer");
+    self_ep   = ucp_app_self_ep(&app);
+    peer_rkey = ucp_ctl_swap_rkey(&ctl, app.context, dev_memh, peer_ep);
     free(peer_addr);
-    free(peer_rkey_buf);
 
     ucp_warmup();
 }
@@ -1013,8 +584,8 @@ static void sender_passive_wait(op_result_t *res)
     int32_t received;
 
     ctl_passive = 1;
-    ctl_expect(5);
-    ctl_read(&received, sizeof(received));
+    ucp_ctl_expect(&ctl, 5);
+    ucp_ctl_read(&ctl, &received, sizeof(received), "whether it received");
     ctl_passive = 0;
     if (!received) {
         res->ok = 0;
@@ -1042,7 +613,7 @@ static void op_initiate(op_t op, size_t size, size_t offset, uint32_t seed,
     } else {
         dev_fill(local, size, seed);
     }
-    ctl_expect(1); /* target ready */
+    ucp_ctl_expect(&ctl, 1); /* target ready */
 
     switch (op) {
     case OP_TAG:
@@ -1059,7 +630,7 @@ static void op_initiate(op_t op, size_t size, size_t offset, uint32_t seed,
         if (opts.passive && !UCS_PTR_IS_ERR(req)) {
             sender_passive_wait(res);
         }
-        status = request_wait(req, op_names[op]);
+        status = request_wait(req);
         break;
     case OP_PUT:
     case OP_GET:
@@ -1069,10 +640,10 @@ static void op_initiate(op_t op, size_t size, size_t offset, uint32_t seed,
             req = ucp_get_nbx(peer_ep, local, size, remote, peer_rkey, &param);
         }
         if (!opts.passive) {
-            status = request_wait(req, op_names[op]);
+            status = request_wait(req);
             if ((status == UCS_OK) && (op == OP_PUT)) {
                 req    = ucp_ep_flush_nbx(peer_ep, &param);
-                status = request_wait(req, "flush");
+                status = request_wait(req);
             }
             break;
         }
@@ -1090,11 +661,10 @@ static void op_initiate(op_t op, size_t size, size_t offset, uint32_t seed,
                      "%s did not complete in %.0f s while the target did not "
                      "progress: not one-sided (RMA emulated over AM?)",
                      op_names[op], PASSIVE_TIMEOUT);
-            ctl_signal(2); /* let the target progress, then finish */
-            status = request_wait(req, op_names[op]);
+            ucp_ctl_signal(&ctl, 2); /* let the target progress, then finish */
+            status = request_wait(req);
             if ((status == UCS_OK) && (op == OP_PUT)) {
-                status = request_wait(ucp_ep_flush_nbx(peer_ep, &param),
-                                      "flush");
+                status = request_wait(ucp_ep_flush_nbx(peer_ep, &param));
             }
             if (status != UCS_OK) {
                 snprintf(res->reason + strlen(res->reason),
@@ -1115,7 +685,7 @@ static void op_initiate(op_t op, size_t size, size_t offset, uint32_t seed,
     } else if (op == OP_GET) {
         dev_verify(local, size, seed, res);
     }
-    ctl_signal(2); /* initiator done */
+    ucp_ctl_signal(&ctl, 2); /* initiator done */
 }
 
 /* The receiver of a tag message or AM: returns the status of the receive;
@@ -1126,7 +696,7 @@ static ucs_status_t target_receive(op_t op, size_t size, char *local,
                                    op_result_t *res)
 {
     ucp_request_param_t param = {.op_attr_mask = 0};
-    double deadline           = now_sec() + PASSIVE_TIMEOUT;
+    double deadline           = ucp_app_now() + PASSIVE_TIMEOUT;
     int32_t received          = 1;
     ucs_status_t status;
     size_t i;
@@ -1135,21 +705,23 @@ static ucs_status_t target_receive(op_t op, size_t size, char *local,
         if (op == OP_TAG) {
             status = request_wait_deadline(&rreq, PASSIVE_TIMEOUT);
         } else {
-            while (!am_state.arrived && (now_sec() < deadline)) {
-                progress();
+            while (!am_state.arrived && (ucp_app_now() < deadline)) {
+                ucp_app_progress(&app);
             }
             status = am_state.arrived ? UCS_OK : UCS_ERR_TIMED_OUT;
             if (am_state.arrived && am_state.rndv &&
                 (am_state.length == size)) {
-                rreq   = ucp_am_recv_data_nbx(worker, am_state.desc, local,
-                                              size, &param);
+                rreq   = ucp_am_recv_data_nbx(app.worker, am_state.desc,
+                                              local, size, &param);
                 am_state.desc = NULL;
-                status = request_wait_deadline(&rreq, deadline - now_sec());
+                status = request_wait_deadline(&rreq,
+                                               deadline - ucp_app_now());
             }
         }
         received = (status != UCS_ERR_TIMED_OUT);
-        ctl_signal(5);
-        ctl_write(&received, sizeof(received));
+        ucp_ctl_signal(&ctl, 5);
+        ucp_ctl_write(&ctl, &received, sizeof(received),
+                      "whether it received");
         if (status != UCS_ERR_TIMED_OUT) {
             if (op == OP_TAG) {
                 return status;
@@ -1186,8 +758,8 @@ am_check:
                  "AM of %zu bytes, expected %zu", am_state.length, size);
     } else if (am_state.rndv) {
         if (am_state.desc != NULL) {
-            rreq          = ucp_am_recv_data_nbx(worker, am_state.desc, local,
-                                                 size, &param);
+            rreq          = ucp_am_recv_data_nbx(app.worker, am_state.desc,
+                                                 local, size, &param);
             am_state.desc = NULL;
             status        = target_wait(rreq, NULL);
         }
@@ -1225,11 +797,11 @@ static void op_target(op_t op, size_t size, size_t offset, uint32_t seed,
         dev_fill(local, size, seed ^ 0x5a5a5a5a); /* poison */
     }
     if (op == OP_TAG) {
-        rreq = ucp_tag_recv_nbx(worker, local, size, tag, (ucp_tag_t)-1,
+        rreq = ucp_tag_recv_nbx(app.worker, local, size, tag, (ucp_tag_t)-1,
                                 &param);
     }
     memset(&am_state, 0, sizeof(am_state));
-    ctl_signal(1); /* ready */
+    ucp_ctl_signal(&ctl, 1); /* ready */
 
     if ((op == OP_TAG) || (op == OP_AM) || (op == OP_AM_AUTO)) {
         status = target_receive(op, size, local, seed, rreq, res);
@@ -1244,7 +816,7 @@ static void op_target(op_t op, size_t size, size_t offset, uint32_t seed,
     if (opts.passive && ((op == OP_PUT) || (op == OP_GET))) {
         ctl_expect_passive(2);
     } else {
-        ctl_expect(2);
+        ucp_ctl_expect(&ctl, 2);
     }
     if (res->ok && (op != OP_GET) &&
         !((op == OP_AM_AUTO) && !am_state.rndv)) {
@@ -1270,7 +842,7 @@ static int run_op(op_t op, size_t size, int client_initiates, int index)
     mine.bad_offset = -1;
 
     op_begin();
-    start = now_sec();
+    start = ucp_app_now();
     if (initiator) {
         op_initiate(op, size, offset, seed, &mine);
     } else {
@@ -1279,9 +851,8 @@ static int run_op(op_t op, size_t size, int client_initiates, int index)
     emu_sample();
     mine.imports = (emu_get_stats != NULL) ? emu_imports_max : -1;
 
-    ctl_write(&mine, sizeof(mine));
-    ctl_read(&peer, sizeof(peer));
-    ctl_sync(3);
+    ucp_ctl_swap(&ctl, &mine, &peer, sizeof(mine), "the result");
+    ucp_ctl_sync(&ctl, 3);
 
     ini    = initiator ? &mine : &peer;
     tgt    = initiator ? &peer : &mine;
@@ -1299,7 +870,7 @@ static int run_op(op_t op, size_t size, int client_initiates, int index)
         } else {
             printf("%d/%d", ini->imports, tgt->imports);
         }
-        printf(" time=%.1fms\n", (now_sec() - start) * 1e3);
+        printf(" time=%.1fms\n", (ucp_app_now() - start) * 1e3);
         fflush(stdout);
     }
     return ok;
@@ -1361,32 +932,33 @@ static void run_bandwidth(void)
     snprintf(current_op, sizeof(current_op), "bandwidth");
     CHECK(opts.bw_size <= dev_buf_size, "-B %zu: larger than the buffer "
           "(%zu bytes: give the size in -s too)", opts.bw_size, dev_buf_size);
-    ctl_sync(7);
+    ucp_ctl_sync(&ctl, 7);
     if (!opts.is_server) {
-        request_wait_ok(ucp_put_nbx(peer_ep, dev_buf, opts.bw_size, peer_buf,
-                                    peer_rkey, &param), "warm-up put");
-        request_wait_ok(ucp_ep_flush_nbx(peer_ep, &param), "flush");
-        start = now_sec();
+        ucp_app_wait_ok(&app, ucp_put_nbx(peer_ep, dev_buf, opts.bw_size,
+                                          peer_buf, peer_rkey, &param),
+                        "warm-up put");
+        ucp_app_wait_ok(&app, ucp_ep_flush_nbx(peer_ep, &param), "flush");
+        start = ucp_app_now();
         for (i = 0; i < opts.bw_iters; ++i) {
-            request_wait_ok(ucp_put_nbx(peer_ep, dev_buf, opts.bw_size,
-                                        peer_buf, peer_rkey, &param), "put");
+            ucp_app_wait_ok(&app, ucp_put_nbx(peer_ep, dev_buf, opts.bw_size,
+                                              peer_buf, peer_rkey, &param),
+                            "put");
         }
-        request_wait_ok(ucp_ep_flush_nbx(peer_ep, &param), "flush");
-        elapsed = now_sec() - start;
+        ucp_app_wait_ok(&app, ucp_ep_flush_nbx(peer_ep, &param), "flush");
+        elapsed = ucp_app_now() - start;
         printf("bandwidth put %zu: %.1f MB/s (%u puts in %.3f s)\n",
                opts.bw_size, opts.bw_size * (double)opts.bw_iters /
                elapsed / 1e6, opts.bw_iters, elapsed);
     }
-    ctl_sync(8);    /* the server progresses its worker meanwhile */
+    ucp_ctl_sync(&ctl, 8);    /* the server progresses its worker meanwhile */
 }
 
 static int run(void)
 {
     int failed = 0, index = 0, dir, op, i, lanes_mine, lanes_peer;
-    op_result_t done;
+    op_result_t done         = {.ok = 0};
     char *text, *peer_text, stats[256];
     ucp_request_param_t param = {.op_attr_mask = 0};
-    uint64_t len;
     size_t max_size = 4096 + SMALL_OFFSET;
     int32_t imports_mine, imports_peer;
     unsigned sleeps_peer;
@@ -1428,16 +1000,15 @@ static int run(void)
     /* which transports the endpoints use (after the traffic: wireup done) */
     snprintf(current_op, sizeof(current_op), "report");
     lanes_mine = ep_lanes(&text);
-    ctl_send_blob(text, strlen(text));
-    ctl_write(&lanes_mine, sizeof(lanes_mine));
-    peer_text = ctl_recv_blob(&len);
-    peer_text[len] = '\0';
-    ctl_read(&lanes_peer, sizeof(lanes_peer));
-    ctl_write(&wakeup_sleeps, sizeof(wakeup_sleeps));
-    ctl_read(&sleeps_peer, sizeof(sleeps_peer));
+    ucp_ctl_send_blob(&ctl, text, strlen(text), "the lanes");
+    peer_text = ucp_ctl_recv_blob(&ctl, NULL, "the lanes");
+    ucp_ctl_swap(&ctl, &lanes_mine, &lanes_peer, sizeof(lanes_mine),
+                 "the gaudi_ipc lanes");
+    ucp_ctl_swap(&ctl, &wakeup_sleeps, &sleeps_peer, sizeof(sleeps_peer),
+                 "the wake-up sleeps");
     imports_mine = (emu_get_stats != NULL) ? emu_imports_run : -1;
-    ctl_write(&imports_mine, sizeof(imports_mine));
-    ctl_read(&imports_peer, sizeof(imports_peer));
+    ucp_ctl_swap(&ctl, &imports_mine, &imports_peer, sizeof(imports_mine),
+                 "the import count");
     if (!opts.is_server) {
         char *line, *save;
 
@@ -1468,31 +1039,33 @@ static int run(void)
     /* cleanup, then the emulator's accounting of what is left */
     snprintf(current_op, sizeof(current_op), "cleanup");
     ucp_rkey_destroy(peer_rkey);
-    ctl_sync(4);
-    request_wait_ok(ucp_ep_close_nbx(peer_ep, &param), "close peer ep");
-    request_wait_ok(ucp_ep_close_nbx(self_ep, &param), "close self ep");
-    ctl_sync(5);
-    CHECK(ucp_mem_unmap(context, dev_memh) == UCS_OK, "ucp_mem_unmap failed");
+    ucp_ctl_sync(&ctl, 4);
+    ucp_app_wait_ok(&app, ucp_ep_close_nbx(peer_ep, &param),
+                    "close peer ep");
+    ucp_app_wait_ok(&app, ucp_ep_close_nbx(self_ep, &param),
+                    "close self ep");
+    ucp_ctl_sync(&ctl, 5);
+    CHECK(ucp_mem_unmap(app.context, dev_memh) == UCS_OK,
+          "ucp_mem_unmap failed");
     if (opts.app_alloc) {
-        app_free();
+        ucp_gaudi_app_free(&app_mem);
     }
-    ctl_sync(6);
+    ucp_ctl_sync(&ctl, 6);
     /* the peer's unmap revoked our imports of its memory; its revocation
      * reaches our fd server asynchronously (and the peer waits for the
      * answer only a short grace): give it a moment on a loaded machine */
     emu_wait_imports_gone(3.0);
-    emu_stats_str(stats, sizeof(stats));
-    ctl_send_blob(stats, strlen(stats) + 1);
-    free(ctl_recv_blob(&len)); /* keep the peer's worker alive until here */
-    ucp_worker_destroy(worker);
-    worker = NULL;
-    ucp_cleanup(context);
+    ucp_gaudi_emu_stats_str(emu_get_stats, "pinned_bytes", stats,
+                            sizeof(stats));
+    ucp_ctl_send_blob(&ctl, stats, strlen(stats) + 1, "the accounting");
+    /* keep the peer's worker alive until here */
+    free(ucp_ctl_recv_blob(&ctl, NULL, "the accounting"));
+    ucp_app_cleanup(&app);
 
-    /* final verdicts, and the peer's accounting */
+    /* final verdicts, and the peer's accounting (ours out, its in) */
     done.ok = (failed == 0);
     snprintf(done.reason, sizeof(done.reason), "%s", stats);
-    ctl_write(&done, sizeof(done));
-    ctl_read(&done, sizeof(done));
+    ucp_ctl_swap(&ctl, &done, &done, sizeof(done), "the verdict");
     if (!opts.is_server) {
         printf("gaudi_emu after cleanup client: %s\n", stats);
         printf("gaudi_emu after cleanup server: %s\n", done.reason);
@@ -1503,13 +1076,20 @@ static int run(void)
         }
     }
     fflush(stdout);
-    close(ctl_fd);
+    ucp_ctl_close(&ctl);
     return (failed || !done.ok) ? 1 : 0;
+}
+
+static void be_server(void)
+{
+    opts.is_server = 1;
+    role           = "server";
+    ctl.peer       = "client";
 }
 
 int main(int argc, char **argv)
 {
-    int c, sv[2], status, rc;
+    int c, status, rc;
     const char *mode;
     pid_t child;
 
@@ -1557,38 +1137,38 @@ int main(int argc, char **argv)
     signal(SIGALRM, alarm_handler);
     alarm(opts.timeout);
 
-    mode = argv[optind];
+    mode         = argv[optind];
+    ctl.progress = ctl_progress;
+    app.progress = progress_sample;
+    app.idle     = wakeup_sleep;
     if (!strcmp(mode, "server") && (optind + 1 == argc)) {
-        opts.is_server = 1;
-        role           = "server";
-        ctl_fd         = (opts.unix_path != NULL) ?
-                         unix_control(opts.unix_path, 1) :
-                         accept_one(opts.port);
+        be_server();
+        if (opts.unix_path != NULL) {
+            ucp_ctl_accept_unix(&ctl, opts.unix_path);
+        } else {
+            ucp_ctl_accept_tcp(&ctl, opts.port);
+        }
         return run();
     } else if (!strcmp(mode, "client") && (optind + 2 == argc)) {
+        /* the server may start later: wait for it up to half the time the
+         * run has (the alarm's), so that a missing one is named */
         opts.host = argv[optind + 1];
-        ctl_fd    = (opts.unix_path != NULL) ?
-                    unix_control(opts.unix_path, 0) :
-                    connect_to(opts.host, opts.port);
+        if (opts.unix_path != NULL) {
+            ucp_ctl_connect_unix(&ctl, opts.unix_path, opts.timeout / 2.0);
+        } else {
+            ucp_ctl_connect_tcp(&ctl, opts.host, opts.port,
+                                opts.timeout / 2.0);
+        }
         return run();
     } else if (!strcmp(mode, "pair") && (optind + 1 == argc)) {
         /* two processes, forked before any UCP object exists */
-        CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair: %s",
-              strerror(errno));
-        fflush(stdout);
-        child = fork();
-        CHECK(child >= 0, "fork: %s", strerror(errno));
+        child = ucp_ctl_fork(&ctl);
         if (child == 0) {
-            close(sv[0]);
-            opts.is_server = 1;
-            role           = "server";
-            ctl_fd         = sv[1];
+            be_server();
             alarm(opts.timeout);
             _exit(run());
         }
-        close(sv[1]);
-        ctl_fd = sv[0];
-        rc     = run();
+        rc = run();
         if (waitpid(child, &status, 0) != child) {
             printf("FAIL: waitpid: %s\n", strerror(errno));
             return 1;

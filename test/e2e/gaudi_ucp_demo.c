@@ -16,49 +16,30 @@
  *       for SECONDS, exit 0.
  */
 
-#include <ucp/api/ucp.h>
+#include "ucp/ucp_app.h"
+
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(_cond, ...) \
-    do { \
-        if (!(_cond)) { \
-            fprintf(stderr, "gaudi_ucp_demo: " __VA_ARGS__); \
-            fprintf(stderr, "\n"); \
-            exit(1); \
-        } \
-    } while (0)
 
+static ucp_app_t app;
 
-static ucp_context_h context;
-static ucp_worker_h  worker;
-
-static void demo_init(void)
+void ucp_app_die(const char *fmt, ...)
 {
-    ucp_params_t params = {
-        .field_mask = UCP_PARAM_FIELD_FEATURES,
-        .features   = UCP_FEATURE_TAG
-    };
-    ucp_worker_params_t wparams = {
-        .field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = UCS_THREAD_MODE_SINGLE
-    };
-    ucs_status_t status;
+    va_list ap;
 
-    status = ucp_init(&params, NULL, &context);
-    CHECK(status == UCS_OK, "ucp_init: %s", ucs_status_string(status));
-    status = ucp_worker_create(context, &wparams, &worker);
-    CHECK(status == UCS_OK, "ucp_worker_create: %s",
-          ucs_status_string(status));
+    fprintf(stderr, "gaudi_ucp_demo: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    exit(1);
 }
 
-static void demo_cleanup(void)
-{
-    ucp_worker_destroy(worker);
-    ucp_cleanup(context);
-}
+#define CHECK UCP_APP_CHECK
 
 /* Print the gaudi resources of the context (the device this process owns) */
 static int demo_print_devices(void)
@@ -70,7 +51,7 @@ static int demo_print_devices(void)
 
     stream = open_memstream(&buf, &size);
     CHECK(stream != NULL, "open_memstream failed");
-    ucp_context_print_info(context, stream);
+    ucp_context_print_info(app.context, stream);
     fclose(stream);
 
     for (line = strtok_r(buf, "\n", &save); line != NULL;
@@ -94,82 +75,29 @@ static int demo_print_devices(void)
     return found;
 }
 
-static ucs_memory_type_t demo_mem_type(ucp_mem_h memh, void **address_p)
-{
-    ucp_mem_attr_t attr = {
-        .field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_MEM_TYPE
-    };
-    ucs_status_t status;
-
-    status = ucp_mem_query(memh, &attr);
-    CHECK(status == UCS_OK, "ucp_mem_query: %s", ucs_status_string(status));
-    if (address_p != NULL) {
-        *address_p = attr.address;
-    }
-    return attr.mem_type;
-}
-
-static void demo_wait(void *request)
-{
-    ucs_status_t status;
-
-    if (request == NULL) {
-        return;
-    }
-
-    CHECK(!UCS_PTR_IS_ERR(request), "request failed: %s",
-          ucs_status_string(UCS_PTR_STATUS(request)));
-    do {
-        ucp_worker_progress(worker);
-        status = ucp_request_check_status(request);
-    } while (status == UCS_INPROGRESS);
-    CHECK(status == UCS_OK, "request completed with %s",
-          ucs_status_string(status));
-    ucp_request_free(request);
-}
-
 /* Send @a src to @a dst through a tag message to ourselves */
 static void demo_transfer(ucp_ep_h ep, void *dst, const void *src,
                           size_t size, ucp_tag_t tag)
 {
-    ucp_request_param_t param = {.op_attr_mask = 0};
-    void *rreq, *sreq;
-
-    rreq = ucp_tag_recv_nbx(worker, dst, size, tag, (ucp_tag_t)-1, &param);
-    sreq = ucp_tag_send_nbx(ep, src, size, tag, &param);
-    demo_wait(sreq);
-    demo_wait(rreq);
-}
-
-static ucp_ep_h demo_self_ep(void)
-{
-    ucp_ep_params_t ep_params;
-    ucp_address_t *address;
-    size_t address_len;
     ucs_status_t status;
-    ucp_ep_h ep;
 
-    status = ucp_worker_get_address(worker, &address, &address_len);
-    CHECK(status == UCS_OK, "ucp_worker_get_address: %s",
+    status = ucp_app_tag_xfer(&app, ep, 1, src, dst, size, tag, NULL,
+                              UCP_APP_FOREVER);
+    CHECK(status == UCS_OK, "request completed with %s",
           ucs_status_string(status));
-    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep_params.address    = address;
-    status = ucp_ep_create(worker, &ep_params, &ep);
-    CHECK(status == UCS_OK, "ucp_ep_create: %s", ucs_status_string(status));
-    ucp_worker_release_address(worker, address);
-    return ep;
 }
 
 static int demo_roundtrip(size_t size)
 {
+    ucp_request_param_t param = {.op_attr_mask = 0};
     ucp_mem_map_params_t params;
     ucp_mem_h memh, memh2;
     char *src, *dst;
-    void *dev, *request;
+    void *dev;
     ucp_ep_h ep;
     size_t i;
 
-    demo_init();
+    ucp_app_init(&app, UCP_FEATURE_TAG);
     CHECK(demo_print_devices(), "no Gaudi device in the UCP context");
 
     params.field_mask  = UCP_MEM_MAP_PARAM_FIELD_LENGTH |
@@ -178,9 +106,9 @@ static int demo_roundtrip(size_t size)
     params.length      = size;
     params.flags       = UCP_MEM_MAP_ALLOCATE;
     params.memory_type = UCS_MEMORY_TYPE_GAUDI;
-    CHECK(ucp_mem_map(context, &params, &memh) == UCS_OK,
+    CHECK(ucp_mem_map(app.context, &params, &memh) == UCS_OK,
           "ucp_mem_map(ALLOCATE, gaudi) failed");
-    CHECK(demo_mem_type(memh, &dev) == UCS_MEMORY_TYPE_GAUDI,
+    CHECK(ucp_app_mem_query(memh, &dev, NULL) == UCS_MEMORY_TYPE_GAUDI,
           "allocated memory is not reported as gaudi");
     printf("allocated %zu bytes of Gaudi memory at %p\n", size, dev);
 
@@ -188,9 +116,9 @@ static int demo_roundtrip(size_t size)
     params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                         UCP_MEM_MAP_PARAM_FIELD_LENGTH;
     params.address    = dev;
-    CHECK(ucp_mem_map(context, &params, &memh2) == UCS_OK,
+    CHECK(ucp_mem_map(app.context, &params, &memh2) == UCS_OK,
           "ucp_mem_map(register gaudi address) failed");
-    CHECK(demo_mem_type(memh2, NULL) == UCS_MEMORY_TYPE_GAUDI,
+    CHECK(ucp_app_mem_query(memh2, NULL, NULL) == UCS_MEMORY_TYPE_GAUDI,
           "UCP did not detect Gaudi memory by address");
     printf("UCP detects %p as %s memory\n", dev,
            ucs_memory_type_names[UCS_MEMORY_TYPE_GAUDI]);
@@ -203,29 +131,28 @@ static int demo_roundtrip(size_t size)
     }
     memset(dst, 0, size);
 
-    ep = demo_self_ep();
+    ep = ucp_app_self_ep(&app);
     demo_transfer(ep, dev, src, size, 1);   /* host  -> gaudi */
     demo_transfer(ep, dst, dev, size, 2);   /* gaudi -> host  */
     CHECK(memcmp(src, dst, size) == 0, "data mismatch after the round trip");
     printf("round trip host -> gaudi -> host of %zu bytes: data intact\n",
            size);
 
-    request = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FLUSH);
-    demo_wait(request);
+    ucp_app_wait_ok(&app, ucp_ep_close_nbx(ep, &param), "ucp_ep_close_nbx");
     free(src);
     free(dst);
-    ucp_mem_unmap(context, memh2);
-    ucp_mem_unmap(context, memh);
-    demo_cleanup();
+    ucp_mem_unmap(app.context, memh2);
+    ucp_mem_unmap(app.context, memh);
+    ucp_app_cleanup(&app);
     return 0;
 }
 
 static int demo_hold(int seconds)
 {
-    demo_init();
+    ucp_app_init(&app, UCP_FEATURE_TAG);
     demo_print_devices();
     sleep(seconds);
-    demo_cleanup();
+    ucp_app_cleanup(&app);
     return 0;
 }
 
