@@ -33,32 +33,52 @@ int fd_readable(int fd, int timeout_ms)
     return poll(&pfd, 1, timeout_ms);
 }
 
+/* In a test's child: the copy iface and the device, a put of 64 KiB from
+ * host memory in flight, and the iface armed for its end */
+struct armed_put {
+    static const size_t size = 64 * 1024;
+
+    std::vector<char> src;
+    uct_completion_t  comp = {comp_cb, 1, UCS_OK};
+    uct_gaudi_dev_t   *dev = NULL;
+    uct_gaudi_mem_t   mem  = {};
+    copy_iface        c;
+    int               fd   = -1;
+
+    /* ASSERT-style: check HasFatalFailure() after */
+    void start(char fill) {
+        uct_iov_t iov;
+
+        src.assign(size, fill);
+        ASSERT_NO_FATAL_FAILURE(open_iface_and_device(&c, &dev));
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
+        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(c.iface, &fd));
+
+        set_iov(&iov, src.data(), size);
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
+        ASSERT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
+    }
+};
+
 } /* namespace */
 
 /* A worker that sleeps on the event fd is woken by the end of its DMA, and
  * only then: the fd stays quiet while the submission runs */
 TEST(gaudi_iface, wakeup_on_dma_completion) {
-    state_dir dir;
+    static const size_t size = 4ul << 20;
+    emu_node node(1);
 
-    run_in_child([&]() {
-        static const size_t size = 4ul << 20;
+    /* each command takes 300 ms: in flight when the worker sleeps */
+    node.env("UCX_GAUDI_EMU_LATENCY", "300ms");
+    run_with_iface(node, size, [](copy_iface &c, uct_gaudi_dev_t *dev,
+                                  uct_gaudi_mem_t &mem) {
         std::vector<char> src(size), dst(size);
         uct_completion_t comp = {comp_cb, 1, UCS_OK};
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
         uct_iov_t iov;
-        copy_iface c;
         size_t i;
         int fd;
 
-        set_emu_env(1, dir);
-        /* each command takes 300 ms: in flight when the worker sleeps */
-        setenv("UCX_GAUDI_EMU_LATENCY", "300ms", 1);
-        open_copy_iface(&c);
-        ASSERT_FALSE(HasFatalFailure());
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
         for (i = 0; i < size; ++i) {
             src[i] = (char)(i * 7 + 3);
         }
@@ -68,11 +88,7 @@ TEST(gaudi_iface, wakeup_on_dma_completion) {
         ASSERT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
         EXPECT_EQ(0, fd_readable(fd, 0));
 
-        iov.buffer = src.data();
-        iov.length = size;
-        iov.memh   = UCT_MEM_HANDLE_NULL;
-        iov.stride = 0;
-        iov.count  = 1;
+        set_iov(&iov, src.data(), size);
         ASSERT_EQ(UCS_INPROGRESS,
                   uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
 
@@ -93,40 +109,25 @@ TEST(gaudi_iface, wakeup_on_dma_completion) {
                                                   (void*)mem.dva, size,
                                                   UCT_GAUDI_DMA_D2H));
         EXPECT_EQ(0, memcmp(src.data(), dst.data(), size));
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
-        close_copy_iface(&c);
     });
 }
 
 /* An arm with a submission that ended already says so (BUSY) instead of
  * letting the worker sleep through it */
 TEST(gaudi_iface, arm_after_completion_is_busy) {
-    state_dir dir;
+    static const size_t size = 64 * 1024;
+    emu_node node(1, "gaudi2", "drm", "inline");
 
-    run_in_child([&]() {
-        static const size_t size = 64 * 1024;
+    run_with_iface(node, size, [](copy_iface &c, uct_gaudi_dev_t *dev,
+                                  uct_gaudi_mem_t &mem) {
         std::vector<char> src(size, 1);
         uct_completion_t comp = {comp_cb, 1, UCS_OK};
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
         uct_iov_t iov;
-        copy_iface c;
         int fd;
 
-        set_emu_env(1, dir, "gaudi2", "drm", "inline");
-        open_copy_iface(&c);
-        ASSERT_FALSE(HasFatalFailure());
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
         ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(c.iface, &fd));
 
-        iov.buffer = src.data();
-        iov.length = size;
-        iov.memh   = UCT_MEM_HANDLE_NULL;
-        iov.stride = 0;
-        iov.count  = 1;
+        set_iov(&iov, src.data(), size);
         /* inline execution: done by the time the CS ioctl returns */
         ASSERT_EQ(UCS_INPROGRESS,
                   uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
@@ -137,10 +138,6 @@ TEST(gaudi_iface, arm_after_completion_is_busy) {
         }
         EXPECT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
         EXPECT_EQ(0, fd_readable(fd, 0));
-
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
-        close_copy_iface(&c);
     });
 }
 
@@ -148,32 +145,20 @@ TEST(gaudi_iface, arm_after_completion_is_busy) {
  * its host mappings): refused in every build, not only where UCX checks
  * parameters */
 TEST(gaudi_iface, zcopy_iov_bound) {
-    state_dir dir;
+    static const size_t size = 4096;
+    emu_node node(1);
 
-    run_in_child([&]() {
-        static const size_t size = 4096;
+    node.env("UCX_GAUDI_COPY_MAX_IOV", "2");
+    run_with_iface(node, 3 * size, [](copy_iface &c, uct_gaudi_dev_t *dev,
+                                      uct_gaudi_mem_t &mem) {
         std::vector<char> src(3 * size, 5);
         uct_completion_t comp = {comp_cb, 1, UCS_OK};
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
         uct_iov_t iov[3];
-        copy_iface c;
         ucs_status_t status;
         unsigned i;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_COPY_MAX_IOV", "2", 1);
-        open_copy_iface(&c);
-        ASSERT_FALSE(HasFatalFailure());
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 3 * size, &mem));
         for (i = 0; i < 3; ++i) {
-            iov[i].buffer = &src[i * size];
-            iov[i].length = size;
-            iov[i].memh   = UCT_MEM_HANDLE_NULL;
-            iov[i].stride = 0;
-            iov[i].count  = 1;
+            set_iov(&iov[i], &src[i * size], size);
         }
 
         {
@@ -191,10 +176,6 @@ TEST(gaudi_iface, zcopy_iov_bound) {
             uct_worker_progress(c.worker);
         }
         EXPECT_EQ(UCS_OK, comp.status);
-
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
-        close_copy_iface(&c);
     });
 }
 
@@ -202,50 +183,28 @@ TEST(gaudi_iface, zcopy_iov_bound) {
  * UCX_GAUDI_DMA_TIMEOUT, as one that polls would see it fail, not when the
  * device gets to it (here: 60 s of modelled latency) */
 TEST(gaudi_iface, wakeup_on_dma_timeout) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
-        static const size_t size = 64 * 1024;
-        std::vector<char> src(size, 9);
-        uct_completion_t comp = {comp_cb, 1, UCS_OK};
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
-        uct_iov_t iov;
-        copy_iface c;
-        int fd;
+    node.env("UCX_GAUDI_EMU_LATENCY", "60s");
+    node.env("UCX_GAUDI_DMA_TIMEOUT", "0.5s");
+    node.run([]() {
+        armed_put p;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_LATENCY", "60s", 1);
-        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.5s", 1);
-        open_copy_iface(&c);
-        ASSERT_FALSE(HasFatalFailure());
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
-        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(c.iface, &fd));
-
-        iov.buffer = src.data();
-        iov.length = size;
-        iov.memh   = UCT_MEM_HANDLE_NULL;
-        iov.stride = 0;
-        iov.count  = 1;
-        ASSERT_EQ(UCS_INPROGRESS,
-                  uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
-        ASSERT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
-        EXPECT_EQ(1, fd_readable(fd, 20000));
+        ASSERT_NO_FATAL_FAILURE(p.start(9));
+        EXPECT_EQ(1, fd_readable(p.fd, 20000));
         {
             log_capture log;
-            uct_worker_progress(c.worker);
+            uct_worker_progress(p.c.worker);
         }
-        EXPECT_EQ(0, comp.count);
-        EXPECT_EQ(UCS_ERR_TIMED_OUT, comp.status);
-        EXPECT_TRUE(dev->failed);
+        EXPECT_EQ(0, p.comp.count);
+        EXPECT_EQ(UCS_ERR_TIMED_OUT, p.comp.status);
+        EXPECT_TRUE(p.dev->failed);
 
-        uct_gaudi_mem_free(dev, &mem);
-        uct_gaudi_own_release(dev);
+        uct_gaudi_mem_free(p.dev, &p.mem);
+        uct_gaudi_own_release(p.dev);
         {
             log_capture log;
-            close_copy_iface(&c);
+            close_copy_iface(&p.c);
         }
     });
 }
@@ -253,41 +212,16 @@ TEST(gaudi_iface, wakeup_on_dma_timeout) {
 /* Closing an iface whose wake-up thread waits for a submission returns
  * (within the DMA timeout that bounds the submission) */
 TEST(gaudi_iface, close_while_armed) {
-    state_dir dir;
+    emu_node(1).env("UCX_GAUDI_EMU_LATENCY", "200ms").run([]() {
+        armed_put p;
 
-    run_in_child([&]() {
-        static const size_t size = 64 * 1024;
-        std::vector<char> src(size, 3);
-        uct_completion_t comp = {comp_cb, 1, UCS_OK};
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
-        uct_iov_t iov;
-        copy_iface c;
-        int fd;
+        ASSERT_NO_FATAL_FAILURE(p.start(3));
+        close_copy_iface(&p.c);        /* completes the submission, too */
+        EXPECT_EQ(0, p.comp.count);
+        EXPECT_EQ(UCS_OK, p.comp.status);
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_LATENCY", "200ms", 1);
-        open_copy_iface(&c);
-        ASSERT_FALSE(HasFatalFailure());
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
-        ASSERT_EQ(UCS_OK, uct_iface_event_fd_get(c.iface, &fd));
-
-        iov.buffer = src.data();
-        iov.length = size;
-        iov.memh   = UCT_MEM_HANDLE_NULL;
-        iov.stride = 0;
-        iov.count  = 1;
-        ASSERT_EQ(UCS_INPROGRESS,
-                  uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva, 0, &comp));
-        ASSERT_EQ(UCS_OK, uct_iface_event_arm(c.iface, UCT_EVENT_SEND_COMP));
-        close_copy_iface(&c);        /* completes the submission, too */
-        EXPECT_EQ(0, comp.count);
-        EXPECT_EQ(UCS_OK, comp.status);
-
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(p.dev, &p.mem));
+        uct_gaudi_own_release(p.dev);
     });
 }
 
@@ -295,25 +229,18 @@ TEST(gaudi_iface, close_while_armed) {
  * to a queue that reaches both (the device-to-device engine reaches only
  * the device's own memory) */
 TEST(gaudi_iface, zcopy_mixed_iov) {
-    state_dir dir;
+    static const size_t size = 64 * 1024;
+    emu_node node(1);
 
-    run_in_child([&]() {
-        static const size_t size = 64 * 1024;
+    run_with_iface(node, 2 * size, [](copy_iface &c, uct_gaudi_dev_t *dev,
+                                      uct_gaudi_mem_t &dst) {
         std::vector<char> host(size), pattern(size), out(2 * size);
         uct_completion_t comp = {comp_cb, 1, UCS_OK};
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t dst, src;
         ucs_status_t status;
+        uct_gaudi_mem_t src;
         uct_iov_t iov[2];
-        copy_iface c;
         size_t i;
 
-        set_emu_env(1, dir);
-        open_copy_iface(&c);
-        ASSERT_FALSE(HasFatalFailure());
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 2 * size, &dst));
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &src));
         for (i = 0; i < size; ++i) {
             pattern[i] = (char)(i * 13 + 1);
@@ -324,14 +251,8 @@ TEST(gaudi_iface, zcopy_mixed_iov) {
                                                   UCT_GAUDI_DMA_H2D));
 
         /* Gaudi memory, then host memory, into Gaudi memory */
-        iov[0].buffer = (void*)src.dva;
-        iov[1].buffer = host.data();
-        for (i = 0; i < 2; ++i) {
-            iov[i].length = size;
-            iov[i].memh   = UCT_MEM_HANDLE_NULL;
-            iov[i].stride = 0;
-            iov[i].count  = 1;
-        }
+        set_iov(&iov[0], (void*)src.dva, size);
+        set_iov(&iov[1], host.data(), size);
         status = uct_ep_put_zcopy(c.ep, iov, 2, dst.dva, 0, &comp);
         ASSERT_TRUE((status == UCS_INPROGRESS) || (status == UCS_OK))
                 << ucs_status_string(status);
@@ -348,8 +269,5 @@ TEST(gaudi_iface, zcopy_mixed_iov) {
         EXPECT_EQ(0, memcmp(out.data() + size, host.data(), size));
 
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &src));
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &dst));
-        uct_gaudi_own_release(dev);
-        close_copy_iface(&c);
     });
 }

@@ -26,14 +26,14 @@ namespace {
 /* Operations of a test: how many completed, with which status, and how
  * many had completed when the flush did */
 struct op_log {
-    unsigned     done;
-    unsigned     at_flush;
-    ucs_status_t status;
+    unsigned     done     = 0;
+    unsigned     at_flush = 0;
+    ucs_status_t status   = UCS_OK;
 };
 
 struct op_comp {
-    uct_completion_t super;
-    op_log           *log;
+    uct_completion_t super = {};
+    op_log           *log  = NULL;
 };
 
 void op_done(uct_completion_t *self)
@@ -57,6 +57,20 @@ const unsigned num_ops      = 6;
 const size_t   op_size      = 256 * 1024;
 const char     max_inflight[] = "2";
 
+/* Arm @a comp for one more operation of @a log */
+void arm(op_comp &comp, op_log &log)
+{
+    comp.super = {op_done, 1, UCS_OK};
+    comp.log   = &log;
+}
+
+/* Two command buffers, each command in flight for 50 ms */
+void set_small_queue(emu_node &node)
+{
+    node.env("UCX_GAUDI_COPY_MAX_INFLIGHT", max_inflight);
+    node.env("UCX_GAUDI_EMU_LATENCY", "50ms");
+}
+
 void fill(std::vector<char> &buf, unsigned seed)
 {
     for (size_t i = 0; i < buf.size(); ++i) {
@@ -70,42 +84,27 @@ void fill(std::vector<char> &buf, unsigned seed)
  * UCX) or refused with UCS_ERR_NO_RESOURCE until room frees (1.13.1); all
  * data arrives either way */
 TEST(gaudi_iface, zcopy_when_dma_queue_full) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
+    set_small_queue(node);
+    run_with_iface(node, num_ops * op_size,
+                   [](copy_iface &c, uct_gaudi_dev_t *dev,
+                      uct_gaudi_mem_t &mem) {
         std::vector<std::vector<char> > src(num_ops,
                                             std::vector<char>(op_size));
         std::vector<char> dst(op_size);
         std::vector<op_comp> comps(num_ops);
         op_log log = {0, 0, UCS_OK};
         op_comp flush;
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
         ucs_status_t status;
         unsigned i, posted, refused;
         uct_iov_t iov;
-        copy_iface c;
-
-        set_emu_env(1, dir);
-        /* two command buffers, each command in flight for 50 ms */
-        setenv("UCX_GAUDI_COPY_MAX_INFLIGHT", max_inflight, 1);
-        setenv("UCX_GAUDI_EMU_LATENCY", "50ms", 1);
-        open_copy_iface(&c);
-        ASSERT_FALSE(HasFatalFailure());
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, num_ops * op_size, &mem));
 
         posted = refused = 0;
         for (i = 0; i < num_ops; ++i) {
             fill(src[i], i);
-            comps[i].super = {op_done, 1, UCS_OK};
-            comps[i].log   = &log;
-            iov.buffer     = src[i].data();
-            iov.length     = op_size;
-            iov.memh       = UCT_MEM_HANDLE_NULL;
-            iov.stride     = 0;
-            iov.count      = 1;
+            arm(comps[i], log);
+            set_iov(&iov, src[i].data(), op_size);
             do {
                 status = uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva + i * op_size,
                                           0, &comps[i].super);
@@ -152,24 +151,21 @@ TEST(gaudi_iface, zcopy_when_dma_queue_full) {
             EXPECT_EQ(0, memcmp(src[i].data(), dst.data(), op_size))
                     << "operation " << i;
         }
-
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
-        close_copy_iface(&c);
     });
 }
 
 /* Closing the iface with operations still in the backlog ends them with
  * UCS_ERR_CANCELED; those submitted complete */
 TEST(gaudi_iface, backlog_canceled_at_close) {
-    state_dir dir;
+    emu_node node(1);
 
     if (!UCT_GAUDI_COPY_QUEUES_WHEN_FULL) {
         GTEST_SKIP() << "no backlog where UCP retries from the pending queue "
                         "(UCX 1.13.1)";
     }
 
-    run_in_child([&]() {
+    set_small_queue(node);
+    node.run([&]() {
         std::vector<char> src(op_size, 5);
         std::vector<op_comp> comps(num_ops);
         op_log log = {0, 0, UCS_OK};
@@ -179,23 +175,12 @@ TEST(gaudi_iface, backlog_canceled_at_close) {
         uct_iov_t iov;
         copy_iface c;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_COPY_MAX_INFLIGHT", max_inflight, 1);
-        setenv("UCX_GAUDI_EMU_LATENCY", "50ms", 1);
-        open_copy_iface(&c);
-        ASSERT_FALSE(HasFatalFailure());
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
+        ASSERT_NO_FATAL_FAILURE(open_iface_and_device(&c, &dev));
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, num_ops * op_size, &mem));
 
         for (i = 0; i < num_ops; ++i) {
-            comps[i].super = {op_done, 1, UCS_OK};
-            comps[i].log   = &log;
-            iov.buffer     = src.data();
-            iov.length     = op_size;
-            iov.memh       = UCT_MEM_HANDLE_NULL;
-            iov.stride     = 0;
-            iov.count      = 1;
+            arm(comps[i], log);
+            set_iov(&iov, src.data(), op_size);
             ASSERT_EQ(UCS_INPROGRESS,
                       uct_ep_put_zcopy(c.ep, &iov, 1, mem.dva + i * op_size,
                                        0, &comps[i].super));

@@ -86,4 +86,41 @@ void close_copy_iface(copy_iface *c)
     ucs_async_context_destroy(c->async);
 }
 
+void open_iface_and_device(copy_iface *c, uct_gaudi_dev_t **dev)
+{
+    open_copy_iface(c);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    *dev = acquire_device();
+    ASSERT_TRUE(*dev != NULL);
+}
+
+void run_with_iface(const emu_node &node, size_t size, const iface_fn &fn)
+{
+    node.run([&]() {
+        uct_gaudi_dev_t *dev;
+        uct_gaudi_mem_t mem;
+        copy_iface c;
+
+        ASSERT_NO_FATAL_FAILURE(open_iface_and_device(&c, &dev));
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, size, &mem));
+        fn(c, dev, mem);
+        if (::testing::Test::HasFatalFailure()) {
+            return;
+        }
+
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_own_release(dev);
+        close_copy_iface(&c);
+    });
+}
+
+void set_iov(uct_iov_t *iov, void *buffer, size_t length)
+{
+    iov->buffer = buffer;
+    iov->length = length;
+    iov->memh   = UCT_MEM_HANDLE_NULL;
+    iov->stride = 0;
+    iov->count  = 1;
+}
+
 } /* namespace gaudi_drv_test */

@@ -85,6 +85,24 @@ protected:
                 << msg;
     }
 
+    /* A value of a variable the rules reject: what the plan returns, and
+     * texts of its error */
+    struct error_case {
+        const char               *value;
+        ucs_status_t             status;
+        std::vector<std::string> texts;
+    };
+
+    /* expect_error() for each of @a cases as the value of @a var */
+    void expect_errors(const char *&var, const std::vector<error_case> &cases)
+    {
+        for (const error_case &c : cases) {
+            SCOPED_TRACE(c.value);
+            var = c.value;
+            expect_error(c.status, c.texts);
+        }
+    }
+
     uct_gaudi_dev_info_t   m_devs[NUM_DEVS];
     uct_gaudi_assign_env_t m_env;
     uct_gaudi_assign_t     m_assign;
@@ -212,38 +230,32 @@ TEST_F(drv_assign, numa_rule) {
 }
 
 TEST_F(drv_assign, hls_module_id_errors) {
-    m_env.hls_module_id = "9";
-    expect_error(UCS_ERR_NO_DEVICE, {"HLS_MODULE_ID=9",
-                                     "no Gaudi device has module ID 9",
-                                     "module IDs of this node: "
-                                     "0,1,2,3,4,5,6,7"});
-    m_env.hls_module_id = "abc";
-    expect_error(UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=abc",
-                                         "is not a module ID"});
-    m_env.hls_module_id = "-1";
-    expect_error(UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=-1"});
-    m_env.hls_module_id = "3x";
-    expect_error(UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=3x"});
-    m_env.hls_module_id = "99999999999";
-    expect_error(UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=99999999999"});
+    expect_errors(m_env.hls_module_id, {
+        {"9", UCS_ERR_NO_DEVICE, {"HLS_MODULE_ID=9",
+                                  "no Gaudi device has module ID 9",
+                                  "module IDs of this node: "
+                                  "0,1,2,3,4,5,6,7"}},
+        {"abc", UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=abc",
+                                        "is not a module ID"}},
+        {"-1", UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=-1"}},
+        {"3x", UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=3x"}},
+        {"99999999999", UCS_ERR_INVALID_PARAM, {"HLS_MODULE_ID=99999999999"}}
+    });
 }
 
 TEST_F(drv_assign, visible_modules_errors) {
     set_rank("SLURM_LOCALID", "0");
-    m_env.visible_modules = "5,4,5";
-    expect_error(UCS_ERR_INVALID_PARAM, {"HABANA_VISIBLE_MODULES=5,4,5",
-                                         "module ID 5 is listed twice"});
-    m_env.visible_modules = "5,12";
-    expect_error(UCS_ERR_NO_DEVICE, {"HABANA_VISIBLE_MODULES=5,12",
-                                     "no Gaudi device has module ID 12"});
-    m_env.visible_modules = "5,,4";
-    expect_error(UCS_ERR_INVALID_PARAM, {"HABANA_VISIBLE_MODULES=5,,4",
-                                         "entry 2 is not a module ID"});
-    m_env.visible_modules = "5;4";
-    expect_error(UCS_ERR_INVALID_PARAM, {"HABANA_VISIBLE_MODULES=5;4",
-                                         "entry 1 is not a module ID"});
-    m_env.visible_modules = "5,4,";
-    expect_error(UCS_ERR_INVALID_PARAM, {"entry 3 is not a module ID"});
+    expect_errors(m_env.visible_modules, {
+        {"5,4,5", UCS_ERR_INVALID_PARAM, {"HABANA_VISIBLE_MODULES=5,4,5",
+                                          "module ID 5 is listed twice"}},
+        {"5,12", UCS_ERR_NO_DEVICE, {"HABANA_VISIBLE_MODULES=5,12",
+                                     "no Gaudi device has module ID 12"}},
+        {"5,,4", UCS_ERR_INVALID_PARAM, {"HABANA_VISIBLE_MODULES=5,,4",
+                                         "entry 2 is not a module ID"}},
+        {"5;4", UCS_ERR_INVALID_PARAM, {"HABANA_VISIBLE_MODULES=5;4",
+                                        "entry 1 is not a module ID"}},
+        {"5,4,", UCS_ERR_INVALID_PARAM, {"entry 3 is not a module ID"}}
+    });
 
     /* a local rank beyond the list */
     m_env.visible_modules = "5,4,7,6";

@@ -69,10 +69,7 @@ TEST(drv_discovery, abi_generations) {
     static const char *abis[] = {"misc", "trans", "drm"};
 
     for (const char *abi : abis) {
-        state_dir dir;
-
-        run_in_child([&]() {
-            set_emu_env(2, dir, "gaudi2", abi);
+        emu_node(2, "gaudi2", abi).run([&]() {
             check_discovery("gaudi2", UCT_GAUDI_ASIC_GAUDI2, abi,
                             0x1001000000000000ull);
         });
@@ -80,28 +77,23 @@ TEST(drv_discovery, abi_generations) {
 }
 
 TEST(drv_discovery, asics) {
-    state_dir dir1, dir3;
-
-    run_in_child([&]() {
-        set_emu_env(2, dir1, "gaudi1", "misc");
+    emu_node(2, "gaudi1", "misc").run([]() {
         check_discovery("gaudi1", UCT_GAUDI_ASIC_GAUDI1, "misc", 0x20000000);
     });
-    run_in_child([&]() {
-        set_emu_env(2, dir3, "gaudi3", "drm");
+    emu_node(2, "gaudi3", "drm").run([]() {
         check_discovery("gaudi3", UCT_GAUDI_ASIC_GAUDI3, "drm",
                         0x1001000000000000ull);
     });
 }
 
 TEST(drv_discovery, mapping_table_env) {
-    state_dir dir;
+    /* module 0 is the emulator's device 1 */
+    emu_node node(2);
 
-    run_in_child([&]() {
+    node.env("GAUDI_MAPPING_TABLE", "[{\"index\":0,\"module_id\":0}]");
+    node.run([]() {
         const uct_gaudi_dev_info_t *info;
 
-        set_emu_env(2, dir);
-        /* module 0 is the emulator's device 1 */
-        setenv("GAUDI_MAPPING_TABLE", "[{\"index\":0,\"module_id\":0}]", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         ASSERT_EQ(2u, uct_gaudi_lib_num_devices());
 
@@ -120,15 +112,13 @@ TEST(drv_discovery, mapping_table_env) {
 }
 
 TEST(drv_discovery, mapping_table_env_malformed) {
-    state_dir dir;
+    emu_node node(2);
 
-    run_in_child([&]() {
+    node.env("GAUDI_MAPPING_TABLE",
+             "[{\"index\":0,\"module_id\":0},{\"index\":0,\"module_id\":1}]");
+    node.run([]() {
         log_capture log;
 
-        set_emu_env(2, dir);
-        setenv("GAUDI_MAPPING_TABLE",
-               "[{\"index\":0,\"module_id\":0},{\"index\":0,\"module_id\":1}]",
-               1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         ASSERT_EQ(2u, uct_gaudi_lib_num_devices());
         EXPECT_EQ(1u, log.count("GAUDI_MAPPING_TABLE"));
@@ -155,14 +145,10 @@ TEST(drv_discovery, no_emulator_by_default) {
 }
 
 TEST(drv_discovery, emulator_init_failure) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).env("UCX_GAUDI_EMU_FAULTS", "no-such-fault").run([]() {
         uct_gaudi_dev_t *dev;
         log_capture log;
 
-        set_emu_env(2, dir);
-        setenv("UCX_GAUDI_EMU_FAULTS", "no-such-fault", 1);
         EXPECT_NE(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(1u, log.count("failed to initialize the Gaudi emulator"));
         EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
@@ -172,13 +158,9 @@ TEST(drv_discovery, emulator_init_failure) {
 }
 
 TEST(drv_discovery, bad_config_value) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).env("UCX_GAUDI_EMU_ASIC", "gaudi9").run([]() {
         log_capture log;
 
-        set_emu_env(2, dir);
-        setenv("UCX_GAUDI_EMU_ASIC", "gaudi9", 1);
         EXPECT_NE(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(0u, uct_gaudi_lib_num_devices());
         EXPECT_GE(log.count("Gaudi emulator's configuration"), 1u);
@@ -242,10 +224,9 @@ TEST(drv_discovery, config_table_registered) {
 }
 
 TEST(drv_discovery, cleanup_and_reinit) {
-    state_dir dir;
+    emu_node node(2);
 
-    run_in_child([&]() {
-        set_emu_env(2, dir);
+    node.run([&]() {
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(2u, uct_gaudi_lib_num_devices());
         uct_gaudi_lib_cleanup();
@@ -256,7 +237,7 @@ TEST(drv_discovery, cleanup_and_reinit) {
 
         /* another configuration in the same process */
         uct_gaudi_lib_cleanup();
-        set_emu_env(1, dir, "gaudi1", "misc");
+        set_emu_env(1, node.dir(), "gaudi1", "misc");
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         ASSERT_EQ(1u, uct_gaudi_lib_num_devices());
         EXPECT_EQ(UCT_GAUDI_ASIC_GAUDI1, uct_gaudi_lib_device(0)->asic);
@@ -267,14 +248,10 @@ TEST(drv_discovery, cleanup_and_reinit) {
 /* The emulator's NUMA placement reaches discovery, also for nodes this host
  * does not have */
 TEST(drv_discovery, emulated_numa_nodes) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(5).env("UCX_GAUDI_EMU_NUMA_NODES", "3").run([]() {
         static const int expect[] = {0, 0, 1, 1, 2};
         unsigned i;
 
-        set_emu_env(5, dir);
-        setenv("UCX_GAUDI_EMU_NUMA_NODES", "3", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         ASSERT_EQ(5u, uct_gaudi_lib_num_devices());
         for (i = 0; i < 5; ++i) {
@@ -284,13 +261,9 @@ TEST(drv_discovery, emulated_numa_nodes) {
 }
 
 TEST(drv_discovery, bad_numa_config) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).env("UCX_GAUDI_EMU_NUMA_NODES", "3").run([]() {
         log_capture log;
 
-        set_emu_env(2, dir);
-        setenv("UCX_GAUDI_EMU_NUMA_NODES", "3", 1);
         EXPECT_NE(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(1u, log.count("invalid number of NUMA nodes 3 (0..2"));
         EXPECT_EQ(0u, uct_gaudi_lib_num_devices());

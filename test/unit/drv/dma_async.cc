@@ -124,19 +124,48 @@ void check_three_directions(uct_gaudi_dev_t *dev, uct_gaudi_dma_chan_t *chan,
     EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &b));
 }
 
+/* One MB of device memory, a channel of @a depth submissions (of up to 4
+ * packets) and a copy of @a length bytes from the memory's first half to
+ * its second: a stream of the same copy, posted again and again */
+struct copy_stream {
+    uct_gaudi_dma_chan_t chan = {};
+    uct_gaudi_dma_xfer_t xfer = {};
+    uct_gaudi_mem_t      mem  = {};
+
+    /* ASSERT-style: check HasFatalFailure() after */
+    void open(uct_gaudi_dev_t *dev, unsigned depth, size_t length) {
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, depth, 4, &chan));
+        xfer = {mem.dva + MB / 2, mem.dva, length};
+    }
+
+    /* Post the copy once for each of @a comps; ASSERT-style */
+    void post(test_comp *comps, unsigned num) {
+        for (unsigned i = 0; i < num; ++i) {
+            ASSERT_EQ(UCS_INPROGRESS,
+                      uct_gaudi_dma_chan_post(&chan, &xfer, 1,
+                                              &comps[i].super)) << i;
+        }
+    }
+};
+
+/* Each of @a comps was called once, with success */
+void expect_all_ok(const test_comp *comps, unsigned num)
+{
+    for (unsigned i = 0; i < num; ++i) {
+        EXPECT_EQ(1u, comps[i].calls) << i;
+        EXPECT_EQ(UCS_OK, comps[i].super.status) << i;
+    }
+}
+
 void run_directions(const char *asic, const char *exec)
 {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(1, asic, "drm", exec).run_with_device(
+            [](uct_gaudi_dev_t *dev, log_capture &) {
         static const size_t sizes[] = {1, 3, 4095, 4097, MB + 3, 64 * MB};
         uct_gaudi_dma_chan_t chan;
-        uct_gaudi_dev_t *dev;
         unsigned i;
 
-        set_emu_env(1, dir, asic, "drm", exec);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 8, 16, &chan));
         for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
             check_three_directions(dev, &chan, sizes[i], i % 8,
@@ -152,7 +181,6 @@ void run_directions(const char *asic, const char *exec)
         EXPECT_EQ(0u, chan.counters.errors);
         EXPECT_TRUE(uct_gaudi_dma_chan_is_idle(&chan));
         uct_gaudi_dma_chan_cleanup(&chan);
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -173,22 +201,15 @@ TEST(drv_dma_async, directions_gaudi1) {
 
 /* Several copies in one submission, and a batch too large for a CB */
 TEST(drv_dma_async, batching) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(1).run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         const size_t piece = 1000;
         uct_gaudi_dma_xfer_t xfers[10], too_many[17];
         uct_gaudi_dma_chan_t chan;
-        uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
         test_comp comp;
         uint64_t num_cs;
         unsigned i;
 
-        set_emu_env(1, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        {
         host_buf src(dev, 10 * piece, 0), dst(dev, 10 * piece, 0);
         fill_pattern(src.data.data(), src.data.size(), 3);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 10 * piece, &mem));
@@ -232,27 +253,18 @@ TEST(drv_dma_async, batching) {
 
         uct_gaudi_dma_chan_cleanup(&chan);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        }
-        uct_gaudi_own_release(dev);
     });
 }
 
 /* A copy longer than one packet may move is split into several packets of
  * one submission (the ASIC's limit, 4 GiB - 1, is lowered for the test) */
 TEST(drv_dma_async, splitting) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(1).run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         const size_t length = 5 * 4096 + 17;
         uct_gaudi_dma_chan_t chan;
-        uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
         uint64_t num_cs;
 
-        set_emu_env(1, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        {
         host_buf src(dev, length, 0), dst(dev, length, 0);
         fill_pattern(src.data.data(), length, 11);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, length, &mem));
@@ -268,64 +280,45 @@ TEST(drv_dma_async, splitting) {
                   chan_copy(&chan, mem.dva, src.dva, 6 * 4096 + 1));
         uct_gaudi_dma_chan_cleanup(&chan);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        }
-        uct_gaudi_own_release(dev);
     });
 }
 
 /* A full channel and a full driver queue are back-pressure: the post
  * returns UCS_ERR_NO_RESOURCE at once, and goes through after progress */
 TEST(drv_dma_async, back_pressure) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
-        uct_gaudi_dma_xfer_t xfer;
-        uct_gaudi_dma_chan_t chan;
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
+    /* every CS takes 50 ms, so two of them keep the channel full */
+    node.env("UCX_GAUDI_EMU_LATENCY", "50ms");
+    /* the driver's queue is full for the 3rd submission ioctl */
+    node.env("UCX_GAUDI_EMU_FAULTS", "fail:cs:3:EAGAIN");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &log) {
         test_comp comps[3];
-        log_capture log;
-        unsigned i;
+        copy_stream s;
 
-        set_emu_env(1, dir);
-        /* every CS takes 50 ms, so two of them keep the channel full */
-        setenv("UCX_GAUDI_EMU_LATENCY", "50ms", 1);
-        /* the driver's queue is full for the 3rd submission ioctl */
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:cs:3:EAGAIN", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
-        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 2, 4, &chan));
-        xfer = {mem.dva + MB / 2, mem.dva, MB / 2};
-
-        ASSERT_EQ(UCS_INPROGRESS,
-                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[0].super));
-        ASSERT_EQ(UCS_INPROGRESS,
-                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[1].super));
+        ASSERT_NO_FATAL_FAILURE(s.open(dev, 2, MB / 2));
+        ASSERT_NO_FATAL_FAILURE(s.post(comps, 2));
         EXPECT_EQ(UCS_ERR_NO_RESOURCE,
-                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[2].super));
+                  uct_gaudi_dma_chan_post(&s.chan, &s.xfer, 1,
+                                          &comps[2].super));
         EXPECT_EQ(0u, comps[2].calls);
-        EXPECT_EQ(1u, chan.counters.no_resource);
+        EXPECT_EQ(1u, s.chan.counters.no_resource);
 
         /* room in the channel, but the driver's queue is full */
-        wait_comp(&chan, comps[0]);
+        wait_comp(&s.chan, comps[0]);
         EXPECT_EQ(UCS_ERR_NO_RESOURCE,
-                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[2].super));
-        EXPECT_EQ(2u, chan.counters.no_resource);
+                  uct_gaudi_dma_chan_post(&s.chan, &s.xfer, 1,
+                                          &comps[2].super));
+        EXPECT_EQ(2u, s.chan.counters.no_resource);
         EXPECT_EQ(0u, comps[2].calls);
-        ASSERT_EQ(UCS_INPROGRESS,
-                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, &comps[2].super));
-        EXPECT_EQ(UCS_OK, uct_gaudi_dma_chan_wait(&chan));
-        for (i = 0; i < 3; ++i) {
-            EXPECT_EQ(1u, comps[i].calls) << i;
-            EXPECT_EQ(UCS_OK, comps[i].super.status) << i;
-        }
+        ASSERT_NO_FATAL_FAILURE(s.post(&comps[2], 1));
+        EXPECT_EQ(UCS_OK, uct_gaudi_dma_chan_wait(&s.chan));
+        expect_all_ok(comps, 3);
         EXPECT_FALSE(dev->failed);
         EXPECT_TRUE(log.messages().empty()); /* back-pressure is no error */
 
-        uct_gaudi_dma_chan_cleanup(&chan);
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
+        uct_gaudi_dma_chan_cleanup(&s.chan);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &s.mem));
     });
 }
 
@@ -336,43 +329,26 @@ TEST(drv_dma_async, back_pressure) {
  * before (issue 28: a loaded machine failed a device whose copies still
  * moved). */
 TEST(drv_dma_async, timeout_counts_from_progress) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
+    node.env("UCX_GAUDI_EMU_LATENCY", "80ms");
+    node.env("UCX_GAUDI_DMA_TIMEOUT", "0.2s");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         const unsigned num = 8;
-        uct_gaudi_dma_xfer_t xfer;
-        uct_gaudi_dma_chan_t chan;
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
         test_comp comps[num];
-        unsigned i;
+        copy_stream s;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_LATENCY", "80ms", 1);
-        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.2s", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
-        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, num, 4, &chan));
-        xfer = {mem.dva + MB / 2, mem.dva, 4096};
+        ASSERT_NO_FATAL_FAILURE(s.open(dev, num, 4096));
         ucs_time_t start = ucs_get_time();
-        for (i = 0; i < num; ++i) {
-            ASSERT_EQ(UCS_INPROGRESS,
-                      uct_gaudi_dma_chan_post(&chan, &xfer, 1,
-                                              &comps[i].super)) << i;
-        }
+        ASSERT_NO_FATAL_FAILURE(s.post(comps, num));
 
-        EXPECT_EQ(UCS_OK, uct_gaudi_dma_chan_wait(&chan));
+        EXPECT_EQ(UCS_OK, uct_gaudi_dma_chan_wait(&s.chan));
         /* the modelled time passed: the last one did wait > the timeout */
         EXPECT_GE(ucs_time_to_sec(ucs_get_time() - start), 0.6);
-        for (i = 0; i < num; ++i) {
-            EXPECT_EQ(1u, comps[i].calls) << i;
-            EXPECT_EQ(UCS_OK, comps[i].super.status) << i;
-        }
+        expect_all_ok(comps, num);
         EXPECT_FALSE(dev->failed) << dev->fail_reason;
-        uct_gaudi_dma_chan_cleanup(&chan);
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
+        uct_gaudi_dma_chan_cleanup(&s.chan);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &s.mem));
     });
 }
 
@@ -380,38 +356,26 @@ TEST(drv_dma_async, timeout_counts_from_progress) {
  * one report an error (none reports success for a copy that did not
  * happen), nothing hangs, and the device reports the failure afterwards */
 TEST(drv_dma_async, abort_mid_stream) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
+    node.env("UCX_GAUDI_EMU_LATENCY", "10ms");
+    /* every CS from the third on is aborted, as a device whose CS aborts
+     * does not run the ones behind it either. With only the third aborted,
+     * the emulator's worker went on to run the later ones, reading their
+     * CBs from host memory that the cleanup below had freed (an ASan
+     * use-after-free in a fresh root): the emulator pins host memory only
+     * by reference (docs/emulator.md §11) */
+    node.env("UCX_GAUDI_EMU_FAULTS", "cs_abort:3+");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         const unsigned num = 6;
-        uct_gaudi_dma_xfer_t xfer;
-        uct_gaudi_dma_chan_t chan;
-        uct_gaudi_dev_t *dev;
-        uct_gaudi_mem_t mem;
         test_comp comps[num];
         unsigned i, ok = 0, failed = 0;
+        copy_stream s;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_LATENCY", "10ms", 1);
-        /* every CS from the third on is aborted, as a device whose CS
-         * aborts does not run the ones behind it either. With only the
-         * third aborted, the emulator's worker went on to run the later
-         * ones, reading their CBs from host memory that the cleanup below
-         * had freed (an ASan use-after-free in a fresh root): the emulator
-         * pins host memory only by reference (docs/emulator.md §11) */
-        setenv("UCX_GAUDI_EMU_FAULTS", "cs_abort:3+", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
-        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, num, 4, &chan));
-        xfer = {mem.dva + MB / 2, mem.dva, MB / 2};
-        for (i = 0; i < num; ++i) {
-            ASSERT_EQ(UCS_INPROGRESS,
-                      uct_gaudi_dma_chan_post(&chan, &xfer, 1,
-                                              &comps[i].super)) << i;
-        }
+        ASSERT_NO_FATAL_FAILURE(s.open(dev, num, MB / 2));
+        ASSERT_NO_FATAL_FAILURE(s.post(comps, num));
 
-        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_chan_wait(&chan));
+        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_chan_wait(&s.chan));
         for (i = 0; i < num; ++i) {
             EXPECT_EQ(1u, comps[i].calls) << i;
             if (comps[i].super.status == UCS_OK) {
@@ -425,11 +389,10 @@ TEST(drv_dma_async, abort_mid_stream) {
         EXPECT_EQ(num - 2, failed);
         EXPECT_TRUE(dev->failed);
         EXPECT_EQ(UCS_ERR_IO_ERROR,
-                  uct_gaudi_dma_chan_post(&chan, &xfer, 1, NULL));
-        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_copy(dev, mem.dva + 1,
-                                                       mem.dva, 1));
-        uct_gaudi_dma_chan_cleanup(&chan);
-        uct_gaudi_own_release(dev);
+                  uct_gaudi_dma_chan_post(&s.chan, &s.xfer, 1, NULL));
+        EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_dma_copy(dev, s.mem.dva + 1,
+                                                       s.mem.dva, 1));
+        uct_gaudi_dma_chan_cleanup(&s.chan);
     });
 }
 
@@ -439,53 +402,38 @@ TEST(drv_dma_async, abort_mid_stream) {
  * context: its fence is gone when it is polled. It completed (the device
  * is operational), its data moved, and it is counted as such. */
 TEST(drv_dma_async, fence_gone_gaudi2) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(1, "gaudi2", "drm", "thread").run_with_device(
+            [](uct_gaudi_dev_t *dev, log_capture &) {
         uct_gaudi_dma_chan_t a, b;
-        uct_gaudi_dev_t *dev;
         test_comp comp;
+        uct_gaudi_mem_t m;
 
-        set_emu_env(1, dir, "gaudi2", "drm", "thread");
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        {
-            host_buf src(dev, 4096, 0x5a), dst(dev, 4096, 0);
-            uct_gaudi_dma_xfer_t xfer = {dst.dva, src.dva, 4096};
-            uct_gaudi_mem_t m;
+        host_buf src(dev, 4096, 0x5a), dst(dev, 4096, 0);
+        uct_gaudi_dma_xfer_t xfer = {dst.dva, src.dva, 4096};
 
-            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 4096, &m));
-            ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 4, &a));
-            ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 4, &b));
-            ASSERT_EQ(UCS_INPROGRESS,
-                      uct_gaudi_dma_chan_post(&a, &xfer, 1, &comp.super));
-            for (int i = 0; i < 80; ++i) {
-                EXPECT_EQ(UCS_OK, chan_copy(&b, m.dva, src.dva, 4096));
-            }
-
-            wait_comp(&a, comp);
-            EXPECT_EQ(UCS_OK, comp.super.status);
-            EXPECT_EQ(1u, a.counters.gone);
-            EXPECT_EQ(0u, a.counters.errors);
-            EXPECT_EQ(std::vector<uint8_t>(4096, 0x5a), dst.data);
-            uct_gaudi_dma_chan_cleanup(&a);
-            uct_gaudi_dma_chan_cleanup(&b);
-            EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &m));
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 4096, &m));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 4, &a));
+        ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 4, &b));
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_gaudi_dma_chan_post(&a, &xfer, 1, &comp.super));
+        for (int i = 0; i < 80; ++i) {
+            EXPECT_EQ(UCS_OK, chan_copy(&b, m.dva, src.dva, 4096));
         }
-        uct_gaudi_own_release(dev);
+
+        wait_comp(&a, comp);
+        EXPECT_EQ(UCS_OK, comp.super.status);
+        EXPECT_EQ(1u, a.counters.gone);
+        EXPECT_EQ(0u, a.counters.errors);
+        EXPECT_EQ(std::vector<uint8_t>(4096, 0x5a), dst.data);
+        uct_gaudi_dma_chan_cleanup(&a);
+        uct_gaudi_dma_chan_cleanup(&b);
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &m));
     });
 }
 
 TEST(drv_dma_async, gaudi3_unsupported) {
-    state_dir dir;
-
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-        log_capture log;
-
-        set_emu_env(1, dir, "gaudi3");
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_own_acquire(&dev));
-        EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
+    emu_node(1, "gaudi3").run([]() {
+        expect_acquire_fails(UCS_ERR_UNSUPPORTED,
+                             {"Gaudi3 DMA is not supported"});
     });
 }

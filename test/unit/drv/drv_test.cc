@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,10 +17,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <mutex>
+
 
 namespace gaudi_drv_test {
 
+/* What log_capture caught; the lock: the async threads log too */
 static std::vector<std::string> captured;
+static std::mutex               captured_lock;
+
+/* Live log_captures: nested ones share the one handler (two handlers would
+ * catch every message twice) */
+static unsigned                 capture_depth = 0;
 
 static int remove_entry(const char *path, const struct stat *st, int flag,
                         struct FTW *ftw)
@@ -111,6 +120,7 @@ log_handler(const char *file, unsigned line, const char *function,
         va_copy(aq, ap);
         vsnprintf(buf, sizeof(buf), message, aq);
         va_end(aq);
+        std::lock_guard<std::mutex> guard(captured_lock);
         captured.push_back(buf);
     }
 
@@ -119,22 +129,29 @@ log_handler(const char *file, unsigned line, const char *function,
 
 log_capture::log_capture()
 {
-    captured.clear();
-    ucs_log_push_handler(log_handler);
+    clear();
+    if (capture_depth++ == 0) {
+        ucs_log_push_handler(log_handler);
+    }
 }
 
 log_capture::~log_capture()
 {
-    ucs_log_pop_handler();
+    if (--capture_depth == 0) {
+        ucs_log_pop_handler();
+    }
 }
 
-const std::vector<std::string> &log_capture::messages() const
+std::vector<std::string> log_capture::messages() const
 {
+    std::lock_guard<std::mutex> guard(captured_lock);
+
     return captured;
 }
 
 unsigned log_capture::count(const std::string &text) const
 {
+    std::lock_guard<std::mutex> guard(captured_lock);
     unsigned n = 0;
 
     for (const std::string &msg : captured) {
@@ -145,6 +162,8 @@ unsigned log_capture::count(const std::string &text) const
 
 void log_capture::clear()
 {
+    std::lock_guard<std::mutex> guard(captured_lock);
+
     captured.clear();
 }
 
@@ -158,6 +177,160 @@ uct_gaudi_dev_t *acquire_device()
     status = uct_gaudi_own_acquire(&dev);
     EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
     return (status == UCS_OK) ? dev : NULL;
+}
+
+void expect_acquire_fails(ucs_status_t status,
+                          const std::vector<std::string> &messages)
+{
+    log_capture log;
+    uct_gaudi_dev_t *dev;
+
+    ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+    EXPECT_EQ(status, uct_gaudi_own_acquire(&dev));
+    for (const std::string &message : messages) {
+        EXPECT_EQ(1u, log.count(message)) << message;
+    }
+}
+
+uct_gaudi_dev_t *acquire_adopted(unsigned index, int *app_fd)
+{
+    uct_gaudi_dev_t *dev;
+
+    if (uct_gaudi_lib_init() != UCS_OK) {
+        ADD_FAILURE() << "the driver library's init failed";
+        return NULL;
+    }
+    *app_fd = uct_gaudi_seam_ops->open(
+            uct_gaudi_lib_device(index)->compute_path, O_RDWR | O_CLOEXEC);
+    if (*app_fd < 0) {
+        ADD_FAILURE() << "open: " << strerror(errno);
+        return NULL;
+    }
+
+    dev = acquire_device();
+    if (dev == NULL) {
+        return NULL;
+    }
+    EXPECT_EQ(*app_fd, dev->fd);
+    EXPECT_EQ(index, dev->info->index);
+    return dev;
+}
+
+emu_node::emu_node(unsigned num_devices, const char *asic, const char *abi,
+                   const char *exec) :
+    m_num_devices(num_devices), m_asic(asic), m_abi(abi), m_exec(exec)
+{
+}
+
+emu_node &emu_node::env(const char *name, const std::string &value)
+{
+    m_env.emplace_back(name, value);
+    return *this;
+}
+
+void emu_node::set_env(const env_vars &extra) const
+{
+    set_emu_env(m_num_devices, m_dir, m_asic, m_abi, m_exec);
+    for (const env_vars *vars : {&m_env, &extra}) {
+        for (const auto &var : *vars) {
+            setenv(var.first.c_str(), var.second.c_str(), 1);
+        }
+    }
+}
+
+pid_t emu_node::start(const env_vars &extra, const std::function<void()> &fn,
+                      unsigned timeout_sec) const
+{
+    return start_child([&]() {
+        set_env(extra);
+        fn();
+    }, timeout_sec);
+}
+
+void emu_node::run(const env_vars &extra, const std::function<void()> &fn,
+                   unsigned timeout_sec) const
+{
+    wait_child(start(extra, fn, timeout_sec), "child");
+}
+
+void emu_node::run(const std::function<void()> &fn, unsigned timeout_sec) const
+{
+    run(env_vars(), fn, timeout_sec);
+}
+
+void emu_node::run_with_device(const env_vars &extra, const dev_fn &fn,
+                               unsigned timeout_sec) const
+{
+    run(extra, [&]() {
+        log_capture log;
+        uct_gaudi_dev_t *dev;
+
+        dev = acquire_device();
+        ASSERT_TRUE(dev != NULL);
+        fn(dev, log);
+        if (!::testing::Test::HasFatalFailure()) {
+            uct_gaudi_own_release(dev);
+        }
+    }, timeout_sec);
+}
+
+void emu_node::run_with_device(const dev_fn &fn, unsigned timeout_sec) const
+{
+    run_with_device(env_vars(), fn, timeout_sec);
+}
+
+device_holder::device_holder(const emu_node &node, const env_vars &extra,
+                             const std::function<void(uct_gaudi_dev_t*)> &check,
+                             const char *what) :
+    m_what(what)
+{
+    char c;
+
+    if (pipe(m_owned) != 0) {
+        ADD_FAILURE() << "pipe: " << strerror(errno);
+        return;
+    }
+
+    m_pid = node.start(extra, [&]() {
+        uct_gaudi_dev_t *dev;
+
+        close(m_owned[0]);
+        dev = acquire_device();
+        EXPECT_TRUE(dev != NULL) << m_what;
+        if (dev != NULL) {
+            check(dev);
+        }
+        /* said after a failure too: the test fails instead of waiting */
+        EXPECT_EQ(1, write(m_owned[1], "o", 1));
+        if (dev != NULL) {
+            m_release.wait();
+            uct_gaudi_own_release(dev);
+        }
+    });
+
+    /* only the child writes: a holder that died without a word is EOF */
+    close(m_owned[1]);
+    m_owned[1] = -1;
+    EXPECT_EQ(1, read(m_owned[0], &c, 1)) << m_what << " holds no device";
+}
+
+device_holder::~device_holder()
+{
+    release();
+    if (m_owned[0] >= 0) {
+        close(m_owned[0]);
+    }
+}
+
+void device_holder::release()
+{
+    if (m_pid == -1) {
+        return;
+    }
+
+    m_release.signal();
+    wait_child(m_pid, m_what);
+    m_pid = -1;
 }
 
 bool emu_stats(gaudi_emu_stats_t *stats)

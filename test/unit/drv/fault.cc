@@ -60,6 +60,16 @@ static const errno_case errno_cases[] = {
 };
 
 
+/* run_with_device() on a node of @a num_devices devices whose emulator
+ * injects @a faults */
+static void run_with_faults(unsigned num_devices, const std::string &faults,
+                            const emu_node::dev_fn &fn)
+{
+    emu_node(num_devices).env("UCX_GAUDI_EMU_FAULTS", faults)
+                         .run_with_device(fn);
+}
+
+
 /* The first reason of a device failure when the driver also resets the
  * device (as after a CS that timed out or an error from a halted device):
  * the error of the call, or the reset event, whichever came first */
@@ -108,18 +118,10 @@ static void expect_failed(uct_gaudi_dev_t *dev, const char *reason,
 
 TEST(drv_fault, memory_errno_mapping) {
     for (const errno_case &ec : errno_cases) {
-        state_dir dir;
-
-        run_in_child([&]() {
-            std::string spec = std::string("fail:memory:2:") + ec.name;
+        SCOPED_TRACE(ec.name);
+        run_with_faults(2, std::string("fail:memory:2:") + ec.name,
+                        [&](uct_gaudi_dev_t *dev, log_capture &log) {
             uct_gaudi_mem_t mem;
-            uct_gaudi_dev_t *dev;
-            log_capture log;
-
-            set_emu_env(2, dir);
-            setenv("UCX_GAUDI_EMU_FAULTS", spec.c_str(), 1);
-            dev = acquire_device();
-            ASSERT_TRUE(dev != NULL);
 
             EXPECT_EQ(ec.status, uct_gaudi_mem_alloc(dev, MB, &mem))
                     << ec.name;
@@ -140,27 +142,18 @@ TEST(drv_fault, memory_errno_mapping) {
                 ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
                 EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
             }
-            uct_gaudi_own_release(dev);
         });
     }
 }
 
 TEST(drv_fault, eintr_is_retried) {
-    state_dir dir;
-
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
+    run_with_faults(2, "fail:memory:2:EINTR",
+                    [](uct_gaudi_dev_t *dev, log_capture &log) {
         uct_gaudi_mem_t mem;
-        log_capture log;
 
-        set_emu_env(2, dir);
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:memory:2:EINTR", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         EXPECT_TRUE(log.messages().empty());
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -177,71 +170,46 @@ TEST(drv_fault, open_busy_broken_skipped_resetting_waited) {
     };
 
     for (const auto &c : cases) {
-        state_dir dir;
-
-        run_in_child([&]() {
-            uct_gaudi_dev_t *dev;
-            log_capture log;
-
-            set_emu_env(2, dir);
-            setenv("UCX_GAUDI_EMU_FAULTS", c.faults, 1);
-            dev = acquire_device();
-            ASSERT_TRUE(dev != NULL) << c.faults;
+        SCOPED_TRACE(c.faults);
+        run_with_faults(2, c.faults,
+                        [&](uct_gaudi_dev_t *dev, log_capture &log) {
             EXPECT_EQ(c.index, dev->info->index) << c.faults;
             EXPECT_TRUE(log.messages().empty()) << c.faults;
-            uct_gaudi_own_release(dev);
         });
     }
 }
 
 TEST(drv_fault, open_all_unavailable) {
-    state_dir dir1, dir2;
-
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-        log_capture log;
-
-        set_emu_env(2, dir1);
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EBUSY", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_own_acquire(&dev));
-        EXPECT_EQ(1u, log.count("all 2 Gaudi devices are busy (owned by other "
-                                "processes)"));
+    emu_node(2).env("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EBUSY").run([]() {
+        expect_acquire_fails(UCS_ERR_BUSY, {"all 2 Gaudi devices are busy "
+                                            "(owned by other processes)"});
     });
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-        log_capture log;
 
-        set_emu_env(2, dir2);
-        /* both devices reset longer than the wait (UCX_GAUDI_RESET_WAIT) */
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN", 1);
-        setenv("UCX_GAUDI_RESET_WAIT", "0.1s", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev));
-        EXPECT_EQ(1u, log.count("no Gaudi device could be opened: 0 busy, 2 "
-                                "still resetting after 0.1 s "
-                                "(UCX_GAUDI_RESET_WAIT), 0 unavailable (last "
-                                "error: Resource temporarily unavailable)"));
+    /* both devices reset longer than the wait (UCX_GAUDI_RESET_WAIT) */
+    emu_node node(2);
+
+    node.env("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN");
+    node.env("UCX_GAUDI_RESET_WAIT", "0.1s");
+    node.run([]() {
+        expect_acquire_fails(UCS_ERR_NO_DEVICE,
+                             {"no Gaudi device could be opened: 0 busy, 2 "
+                              "still resetting after 0.1 s "
+                              "(UCX_GAUDI_RESET_WAIT), 0 unavailable (last "
+                              "error: Resource temporarily unavailable)"});
     });
 }
 
 /* The device a rule forces keeps resetting: waited for the configured time,
  * then an error saying so; no other device is taken */
 TEST(drv_fault, open_forced_device_resetting) {
-    state_dir dir;
+    emu_node node(2);
 
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-        log_capture log;
-
-        set_emu_env(2, dir);
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN", 1);
-        setenv("UCX_GAUDI_RESET_WAIT", "0.2s", 1);
-        setenv("UCX_GAUDI_DEVICE", "1", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_gaudi_own_acquire(&dev));
-        EXPECT_EQ(1u, log.count("is still resetting after 0.2 s "
-                                "(UCX_GAUDI_RESET_WAIT)"));
+    node.env("UCX_GAUDI_EMU_FAULTS", "fail:open:4+:EAGAIN");
+    node.env("UCX_GAUDI_RESET_WAIT", "0.2s").env("UCX_GAUDI_DEVICE", "1");
+    node.run([]() {
+        ASSERT_NO_FATAL_FAILURE(expect_acquire_fails(
+                UCS_ERR_NO_RESOURCE, {"is still resetting after 0.2 s "
+                                      "(UCX_GAUDI_RESET_WAIT)"}));
         gaudi_emu_stats_t stats;
         ASSERT_TRUE(emu_stats(&stats));
         EXPECT_EQ(0u, stats.contexts);
@@ -250,12 +218,8 @@ TEST(drv_fault, open_forced_device_resetting) {
 }
 
 TEST(drv_fault, info_failure_skips_device) {
-    state_dir dir;
-
-    run_in_child([&]() {
-        set_emu_env(2, dir);
-        /* INFO #2 is device 0's HW_IP_INFO */
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:info:2:EIO", 1);
+    /* INFO #2 is device 0's HW_IP_INFO */
+    emu_node(2).env("UCX_GAUDI_EMU_FAULTS", "fail:info:2:EIO").run([]() {
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         ASSERT_EQ(1u, uct_gaudi_lib_num_devices());
         EXPECT_EQ(1, uct_gaudi_lib_device(0)->minor);
@@ -264,17 +228,10 @@ TEST(drv_fault, info_failure_skips_device) {
 }
 
 TEST(drv_fault, cs_queue_full_is_back_pressure) {
-    state_dir dir;
-
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
+    run_with_faults(1, "fail:cs:1:EAGAIN",
+                    [](uct_gaudi_dev_t *dev, log_capture &log) {
         uct_gaudi_mem_t mem;
-        log_capture log;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:cs:1:EAGAIN", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         /* the blocking helper rides out a full queue (bounded by the DMA
          * timeout), and says nothing: it is not an error */
@@ -283,7 +240,6 @@ TEST(drv_fault, cs_queue_full_is_back_pressure) {
         EXPECT_FALSE(dev->failed);
         EXPECT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, mem.dva, 1, MB));
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -291,21 +247,16 @@ TEST(drv_fault, cs_queue_full_is_back_pressure) {
  * forever: after the DMA timeout the device is failed, so that a transport
  * retrying from its pending queue gets an error instead of spinning */
 TEST(drv_fault, cs_queue_full_forever) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
+    node.env("UCX_GAUDI_EMU_FAULTS", "fail:cs:1+:EAGAIN");
+    node.env("UCX_GAUDI_DMA_TIMEOUT", "0.2s");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &log) {
         std::vector<uint8_t> host(4096, 7);
         uct_gaudi_dma_chan_t chan;
-        uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
         ucs_status_t status;
-        log_capture log;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:cs:1+:EAGAIN", 1);
-        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.2s", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         ASSERT_EQ(UCS_OK, uct_gaudi_dma_chan_init(dev, 4, 4, &chan));
         uct_gaudi_dma_xfer_t xfer = {mem.dva, (uintptr_t)host.data(),
@@ -323,7 +274,6 @@ TEST(drv_fault, cs_queue_full_forever) {
                            "for 0.2 s", log);
         uct_gaudi_dma_chan_cleanup(&chan);
         uct_gaudi_mem_free(dev, &mem);
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -345,18 +295,12 @@ TEST(drv_fault, cs_errors) {
     };
 
     for (const auto &c : cases) {
-        state_dir dir;
-
-        run_in_child([&]() {
+        SCOPED_TRACE(c.faults);
+        run_with_faults(1, c.faults,
+                        [&](uct_gaudi_dev_t *dev, log_capture &log) {
             std::vector<uint8_t> host(4096, 7);
-            uct_gaudi_dev_t *dev;
             uct_gaudi_mem_t mem;
-            log_capture log;
 
-            set_emu_env(1, dir);
-            setenv("UCX_GAUDI_EMU_FAULTS", c.faults, 1);
-            dev = acquire_device();
-            ASSERT_TRUE(dev != NULL);
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
             EXPECT_EQ(c.status, uct_gaudi_dma_copy_host(dev, (void*)mem.dva,
                                                         host.data(),
@@ -375,7 +319,6 @@ TEST(drv_fault, cs_errors) {
                         UCT_GAUDI_DMA_H2D)) << c.faults;
             }
             uct_gaudi_mem_free(dev, &mem);
-            uct_gaudi_own_release(dev);
         });
     }
 }
@@ -385,19 +328,14 @@ TEST(drv_fault, cs_errors) {
  * submission counts as running until UCX_GAUDI_DMA_TIMEOUT fails the
  * device */
 TEST(drv_fault, wait_errors_until_the_deadline) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
+    node.env("UCX_GAUDI_EMU_FAULTS", "fail:wait_cs:1+:EINVAL");
+    node.env("UCX_GAUDI_DMA_TIMEOUT", "0.3s");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &log) {
         std::vector<uint8_t> host(4096, 7);
-        uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
-        log_capture log;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_FAULTS", "fail:wait_cs:1+:EINVAL", 1);
-        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.3s", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         EXPECT_EQ(UCS_ERR_TIMED_OUT,
                   uct_gaudi_dma_copy_host(dev, (void*)mem.dva, host.data(),
@@ -407,7 +345,6 @@ TEST(drv_fault, wait_errors_until_the_deadline) {
         /* said once, not at every poll */
         EXPECT_EQ(1u, log.count("waiting for DMA submission 1 failed"));
         uct_gaudi_mem_free(dev, &mem);
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -415,17 +352,13 @@ TEST(drv_fault, wait_errors_until_the_deadline) {
  * events: the open fails and closes it at once (the driver kills whoever
  * keeps a device it resets), and a later acquire gets it back */
 TEST(drv_fault, device_reset_during_open) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    /* #7: the command buffer map; #8 would register the event fd */
+    emu_node(2).env("UCX_GAUDI_EMU_FAULTS", "reset:7").run([]() {
         gaudi_emu_stats_t stats;
         uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
         log_capture log;
 
-        set_emu_env(2, dir);
-        /* #7: the command buffer map; #8 would register the event fd */
-        setenv("UCX_GAUDI_EMU_FAULTS", "reset:7", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(1u, log.count("device gaudi0 failed: "));
@@ -490,9 +423,11 @@ TEST(drv_fault, reset_event_releases_the_device) {
     static const char *faults[] = {"cs_timeout:1", "reset:10"};
 
     for (const char *fault : faults) {
-        state_dir dir;
+        emu_node node(1);
 
-        run_in_child([&]() {
+        node.env("UCX_GAUDI_EMU_RELEASE_WATCHDOG", "0.2s");
+        node.env("UCX_GAUDI_EMU_FAULTS", fault);
+        node.run([&]() {
             std::vector<uint8_t> host(4096, 7);
             uct_gaudi_export_t exp;
             uct_gaudi_dev_t *dev;
@@ -500,9 +435,6 @@ TEST(drv_fault, reset_event_releases_the_device) {
             ucs_status_t status;
             log_capture log;
 
-            set_emu_env(1, dir);
-            setenv("UCX_GAUDI_EMU_RELEASE_WATCHDOG", "0.2s", 1);
-            setenv("UCX_GAUDI_EMU_FAULTS", fault, 1);
             dev = acquire_device();
             ASSERT_TRUE(dev != NULL);
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
@@ -550,18 +482,13 @@ TEST(drv_fault, reset_event_releases_the_device) {
  * submission said the failure first), and everything that holds the device
  * is released within the release watchdog, so the process is not killed */
 TEST(drv_fault, dma_page_fault_resets) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
+    node.env("UCX_GAUDI_EMU_RELEASE_WATCHDOG", "2s");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &log) {
         uct_gaudi_mem_t mem;
-        log_capture log;
         uint64_t dva;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_RELEASE_WATCHDOG", "2s", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         dva = mem.dva;
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
@@ -578,30 +505,23 @@ TEST(drv_fault, dma_page_fault_resets) {
         /* past the watchdog: released in time, not killed */
         usleep(2500000);
         EXPECT_EQ(UCS_ERR_IO_ERROR, uct_gaudi_health_check(dev));
-        uct_gaudi_own_release(dev);
     });
 }
 
 /* A submission that never completes is bounded by UCX_GAUDI_DMA_TIMEOUT */
 TEST(drv_fault, dma_wait_is_bounded) {
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
+    node.env("UCX_GAUDI_EMU_LATENCY", "30s");
+    node.env("UCX_GAUDI_DMA_TIMEOUT", "0.2s");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &log) {
         uct_gaudi_mem_t mem;
-        log_capture log;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_LATENCY", "30s", 1);
-        setenv("UCX_GAUDI_DMA_TIMEOUT", "0.2s", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         EXPECT_EQ(UCS_ERR_TIMED_OUT, uct_gaudi_dma_memset(dev, mem.dva, 0,
                                                           4096));
         EXPECT_EQ(1u, log.count("did not complete within 0.2 s"));
         expect_failed(dev, "DMA submission", log);
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -609,14 +529,12 @@ TEST(drv_fault, gaudi1_command_buffer) {
     static const char *faults[] = {"fail:cb:1:ENOMEM", "fail:mmap:1:EINVAL"};
 
     for (const char *fault : faults) {
-        state_dir dir;
+        emu_node node(1, "gaudi1", "misc");
 
-        run_in_child([&]() {
+        node.env("UCX_GAUDI_EMU_FAULTS", fault).run([&]() {
             uct_gaudi_dev_t *dev;
             log_capture log;
 
-            set_emu_env(1, dir, "gaudi1", "misc");
-            setenv("UCX_GAUDI_EMU_FAULTS", fault, 1);
             ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             EXPECT_NE(UCS_OK, uct_gaudi_own_acquire(&dev)) << fault;
             EXPECT_GE(log.messages().size(), 1u) << fault;

@@ -26,6 +26,39 @@ static const size_t MB   = 1ul << 20;
 static const size_t PAGE = 4096;
 
 
+/* The size of the @a i th of many small allocations: 1 to 30001 bytes */
+static size_t small_size(unsigned i)
+{
+    return 1 + (i % 7) * 5000;
+}
+
+/* Fill @a mems with small allocations; ASSERT-style */
+static void alloc_small(uct_gaudi_dev_t *dev,
+                        std::vector<uct_gaudi_mem_t> &mems)
+{
+    for (unsigned i = 0; i < mems.size(); ++i) {
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, small_size(i), &mems[i]))
+                << i;
+    }
+}
+
+/* Free each of @a mems; ASSERT-style */
+static void free_all(uct_gaudi_dev_t *dev, std::vector<uct_gaudi_mem_t> &mems)
+{
+    for (uct_gaudi_mem_t &mem : mems) {
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+    }
+}
+
+/* The whole HBM in one allocation (nothing else is allocated), freed */
+static void alloc_whole(uct_gaudi_dev_t *dev)
+{
+    uct_gaudi_mem_t big;
+
+    ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dev->info->dram_size, &big));
+    EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
+}
+
 static void check_alloc_free(uct_gaudi_dev_t *dev)
 {
     uct_gaudi_mem_t mem1, mem2;
@@ -75,15 +108,9 @@ static void check_alloc_free(uct_gaudi_dev_t *dev)
 }
 
 TEST(drv_mem, gaudi2_alloc_free) {
-    state_dir dir;
-
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
+    emu_node(2).run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         uct_gaudi_mem_t mem;
 
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         check_alloc_free(dev);
 
         /* device VAs and handles, not host pointers */
@@ -92,21 +119,15 @@ TEST(drv_mem, gaudi2_alloc_free) {
         EXPECT_GE(mem.dva, dev->info->dram_base);
         EXPECT_GE(mem.dva, 1ull << 47);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_own_release(dev);
     });
 }
 
 TEST(drv_mem, gaudi1_alloc_free) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2, "gaudi1", "misc").run_with_device(
+            [](uct_gaudi_dev_t *dev, log_capture &) {
         ucs_memory_info_t mem_info;
-        uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
 
-        set_emu_env(2, dir, "gaudi1", "misc");
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         EXPECT_FALSE(dev->memtype_range); /* physical: could be host VAs */
         check_alloc_free(dev);
 
@@ -122,7 +143,6 @@ TEST(drv_mem, gaudi1_alloc_free) {
         EXPECT_EQ(UCS_ERR_NO_ELEM,
                   ucs_memtype_cache_lookup((void*)(mem.dva + 64), 64,
                                            &mem_info));
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -130,17 +150,11 @@ TEST(drv_mem, out_of_memory) {
     static const char *asics[] = {"gaudi2", "gaudi1"};
 
     for (const char *asic : asics) {
-        state_dir dir;
-
-        run_in_child([&]() {
+        emu_node(2, asic).run_with_device(
+                [&](uct_gaudi_dev_t *dev, log_capture &log) {
             uct_gaudi_mem_t mem, big;
-            uct_gaudi_dev_t *dev;
             size_t dram_size;
-            log_capture log;
 
-            set_emu_env(2, dir, asic);
-            dev = acquire_device();
-            ASSERT_TRUE(dev != NULL);
             dram_size = dev->info->dram_size;
             EXPECT_EQ(UCS_ERR_NO_MEMORY,
                       uct_gaudi_mem_alloc(dev, dram_size + 1, &mem)) << asic;
@@ -152,7 +166,6 @@ TEST(drv_mem, out_of_memory) {
             EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
             EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-            uct_gaudi_own_release(dev);
         });
     }
 }
@@ -161,40 +174,27 @@ TEST(drv_mem, out_of_memory) {
  * the driver library assumes 640 */
 TEST(drv_mem, gaudi2_96g_pages) {
     static const unsigned count = 2000;
-    state_dir dir;
+    emu_node node(1);
 
-    run_in_child([&]() {
+    node.env("UCX_GAUDI_EMU_HBM_SIZE", "96G");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         std::vector<uct_gaudi_mem_t> mems(count);
         uct_gaudi_mem_t big;
-        uct_gaudi_dev_t *dev;
-        unsigned i;
 
-        set_emu_env(1, dir);
-        setenv("UCX_GAUDI_EMU_HBM_SIZE", "96G", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(768 * MB, dev->info->alloc_page_size);
-        for (i = 0; i < count; ++i) {
-            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1 + (i % 7) * 5000,
-                                                  &mems[i])) << i;
-        }
+        ASSERT_NO_FATAL_FAILURE(alloc_small(dev, mems));
         EXPECT_EQ(1u, dev->mem->num_chunks);
 
         /* 700 MiB fits one 768 MiB page (it took two 640 MiB ones) */
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 700 * MB, &big));
         EXPECT_EQ(768 * MB, big.chunk_length);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
-        for (i = 0; i < count; ++i) {
-            ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mems[i]));
-        }
+        ASSERT_NO_FATAL_FAILURE(free_all(dev, mems));
         EXPECT_EQ(0u, dev->mem->num_chunks);
 
         /* the whole 96 GiB in one allocation */
         ASSERT_EQ(96ull << 30, dev->info->dram_size);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dev->info->dram_size,
-                                              &big));
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
-        uct_gaudi_own_release(dev);
+        alloc_whole(dev);
     });
 }
 
@@ -202,23 +202,17 @@ TEST(drv_mem, gaudi2_96g_pages) {
  * here): thousands of small buffers must share a few of them */
 TEST(drv_mem, thousands_of_small_allocations) {
     static const unsigned count = 5000;
-    state_dir dir;
 
-    run_in_child([&]() {
+    emu_node(2).run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         std::vector<uct_gaudi_mem_t> mems(count);
         std::vector<std::pair<uint64_t, size_t>> ranges;
         uct_gaudi_mem_t big;
-        uct_gaudi_dev_t *dev;
         unsigned i;
 
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(640 * MB, dev->info->alloc_page_size);
-        for (i = 0; i < count; ++i) {
-            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1 + (i % 7) * 5000,
-                                                  &mems[i])) << i;
-            ranges.push_back({mems[i].dva, mems[i].length});
+        ASSERT_NO_FATAL_FAILURE(alloc_small(dev, mems));
+        for (const uct_gaudi_mem_t &mem : mems) {
+            ranges.push_back({mem.dva, mem.length});
         }
         EXPECT_EQ(1u, dev->mem->num_chunks);
 
@@ -238,7 +232,7 @@ TEST(drv_mem, thousands_of_small_allocations) {
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mems[i]));
         }
         for (i = 0; i < count; i += 2) {
-            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 1 + (i % 7) * 5000,
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, small_size(i),
                                                   &mems[i]));
         }
         EXPECT_EQ(1u, dev->mem->num_chunks);
@@ -250,30 +244,19 @@ TEST(drv_mem, thousands_of_small_allocations) {
 
         /* empty chunks go back to the driver: the whole HBM is free again */
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
-        for (i = 0; i < count; ++i) {
-            ASSERT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mems[i]));
-        }
+        ASSERT_NO_FATAL_FAILURE(free_all(dev, mems));
         EXPECT_EQ(0u, dev->mem->num_chunks);
         EXPECT_EQ(0u, dev->mem->count);
-        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, dev->info->dram_size,
-                                              &big));
-        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &big));
-        uct_gaudi_own_release(dev);
+        alloc_whole(dev);
     }, 120);
 }
 
 TEST(drv_mem, map_host_keeps_offset) {
-    state_dir dir;
-
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
+    emu_node(2).run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         uint64_t dva;
         char *buf;
 
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        buf = (char*)malloc(3 * 4096);
+        buf = (char*)calloc(3, 4096);
         ASSERT_TRUE(buf != NULL);
 
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_map_host(dev, buf + 123, 5000, &dva));
@@ -284,7 +267,6 @@ TEST(drv_mem, map_host_keeps_offset) {
         EXPECT_EQ(UCS_ERR_INVALID_PARAM,
                   uct_gaudi_mem_map_host(dev, buf, 0, &dva));
         free(buf);
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -294,7 +276,7 @@ TEST(drv_mem, map_host_keeps_offset) {
 TEST(drv_mem, map_host_shared_file_refused) {
     std::string path = "./base-mem-pin-XXXXXX";
     const size_t size = 2 * 4096;
-    state_dir dir;
+    emu_node node(2);
     struct statfs fs;
     void *buf;
     int fd;
@@ -311,34 +293,23 @@ TEST(drv_mem, map_host_shared_file_refused) {
     close(fd);
     ASSERT_NE(MAP_FAILED, buf);
 
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
+    node.run_with_device([&](uct_gaudi_dev_t *dev, log_capture &log) {
         uint64_t dva;
 
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
-        {
-            log_capture log;
-
-            EXPECT_EQ(UCS_ERR_INVALID_ADDR,
-                      uct_gaudi_mem_map_host(dev, buf, size, &dva));
-            EXPECT_EQ(1u, log.count("a writable shared mapping of a file"))
-                    << "the error does not say why";
-        }
-        uct_gaudi_own_release(dev);
+        log.clear();
+        EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+                  uct_gaudi_mem_map_host(dev, buf, size, &dva));
+        EXPECT_EQ(1u, log.count("a writable shared mapping of a file"))
+                << "the error does not say why";
     });
     munmap(buf, size);
 }
 
 TEST(drv_mem, leaked_allocations_released) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).run([]() {
         uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
 
-        set_emu_env(2, dir);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 200 * MB, &mem));

@@ -20,13 +20,10 @@ using namespace gaudi_drv_test;
 
 
 TEST(drv_own, acquire_release_refcount) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).run([]() {
         uct_gaudi_dev_t *dev, *dev2;
         int fd;
 
-        set_emu_env(2, dir);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
         EXPECT_EQ(uct_gaudi_lib_device(0), dev->info);
@@ -57,14 +54,13 @@ TEST(drv_own, acquire_release_refcount) {
 
 TEST(drv_own, select_by_config) {
     static const char *specs[] = {"1", "module:0", "0000:%02x:00.0"};
-    state_dir dir;
+    emu_node node(2);
 
     for (const char *spec : specs) {
-        run_in_child([&]() {
+        node.run([&]() {
             uct_gaudi_dev_t *dev;
             char value[32];
 
-            set_emu_env(2, dir);
             ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             /* all three name logical device 1 (module id 0) */
             snprintf(value, sizeof(value), spec,
@@ -84,115 +80,60 @@ TEST(drv_own, select_by_config) {
 TEST(drv_own, select_invalid) {
     static const char *specs[] = {"2", "module:9", "module:", "0000:77:00.0",
                                   "gaudi"};
-    state_dir dir;
+    emu_node node(2);
 
     for (const char *spec : specs) {
-        run_in_child([&]() {
-            uct_gaudi_dev_t *dev;
-            log_capture log;
-
-            set_emu_env(2, dir);
-            setenv("UCX_GAUDI_DEVICE", spec, 1);
-            ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-            EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev)) << spec;
-            EXPECT_EQ(1u, log.count("does not name one of the 2 Gaudi "
-                                    "devices")) << spec;
+        SCOPED_TRACE(spec);
+        node.run({{"UCX_GAUDI_DEVICE", spec}}, []() {
+            expect_acquire_fails(UCS_ERR_NO_DEVICE,
+                                 {"does not name one of the 2 Gaudi "
+                                  "devices"});
         });
     }
 }
 
 /* Two processes own one device each; a third finds all busy */
 TEST(drv_own, exclusive_across_processes) {
-    barrier owned_a, owned_b, done_c, release_a, release_b;
-    state_dir dir;
-    pid_t a, b;
-
-    a = start_child([&]() {
-        uct_gaudi_dev_t *dev;
-
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
+    emu_node node(2);
+    device_holder a(node, {}, [](uct_gaudi_dev_t *dev) {
         EXPECT_EQ(0u, dev->info->index);
-        owned_a.signal();
-        release_a.wait();
-        uct_gaudi_own_release(dev);
-    });
-    owned_a.wait();
-
-    b = start_child([&]() {
-        uct_gaudi_dev_t *dev;
-
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
+    }, "A");
+    device_holder b(node, {}, [](uct_gaudi_dev_t *dev) {
         EXPECT_EQ(1u, dev->info->index) << "gaudi0 is A's, B skips it";
-        owned_b.signal();
-        release_b.wait();
-        uct_gaudi_own_release(dev);
-    });
-    owned_b.wait();
+    }, "B");
 
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-        log_capture log;
-
-        set_emu_env(2, dir);
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_own_acquire(&dev));
-        EXPECT_EQ(1u, log.count("all 2 Gaudi devices are busy (owned by "
-                                "other processes)"));
+    node.run([&]() {
+        ASSERT_NO_FATAL_FAILURE(expect_acquire_fails(
+                UCS_ERR_BUSY, {"all 2 Gaudi devices are busy (owned by "
+                               "other processes)"}));
 
         /* a device named explicitly: the same, said about that device */
-        log.clear();
         uct_gaudi_lib_cleanup();
         setenv("UCX_GAUDI_DEVICE", "1", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_own_acquire(&dev));
-        EXPECT_EQ(1u, log.count("gaudi1"));
-        EXPECT_EQ(1u, log.count("is busy (owned by another process)"));
+        expect_acquire_fails(UCS_ERR_BUSY,
+                             {"gaudi1", "is busy (owned by another process)"});
     });
 
     /* once A is gone its device is free again */
-    release_a.signal();
-    wait_child(a, "A");
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
+    a.release();
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         EXPECT_EQ(0u, dev->info->index);
-        uct_gaudi_own_release(dev);
     });
 
-    release_b.signal();
-    wait_child(b, "B");
-    (void)done_c;
+    b.release();
 }
 
 /* The application opened the compute node before UCX: use that fd */
 TEST(drv_own, adopt_open_compute_fd) {
-    state_dir dir;
-
-    run_in_child([&]() {
-        const uct_gaudi_dev_info_t *info;
+    emu_node(2).run([]() {
         struct hl_info_hw_ip_info hw_ip;
         uct_gaudi_dev_t *dev;
         int app_fd;
 
-        set_emu_env(2, dir);
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        info   = uct_gaudi_lib_device(1);
-        app_fd = uct_gaudi_seam_ops->open(info->compute_path,
-                                          O_RDWR | O_CLOEXEC);
-        ASSERT_GE(app_fd, 0) << strerror(errno);
-
-        dev = acquire_device();
+        dev = acquire_adopted(1, &app_fd);
         ASSERT_TRUE(dev != NULL);
-        EXPECT_EQ(app_fd, dev->fd);
         EXPECT_TRUE(dev->adopted);
-        EXPECT_EQ(info, dev->info);
+        EXPECT_EQ(uct_gaudi_lib_device(1), dev->info);
 
         /* the device works through the adopted fd */
         uct_gaudi_mem_t mem;
@@ -211,59 +152,37 @@ TEST(drv_own, adopt_open_compute_fd) {
 /* Another process holds device 0 and this one holds device 1 already: no
  * open of anything, and a DEVICE setting does not override adoption */
 TEST(drv_own, adopt_wins_over_config) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).env("UCX_GAUDI_DEVICE", "0").run([]() {
         uct_gaudi_dev_t *dev;
         int app_fd;
 
-        set_emu_env(2, dir);
-        setenv("UCX_GAUDI_DEVICE", "0", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        app_fd = uct_gaudi_seam_ops->open(
-                uct_gaudi_lib_device(1)->compute_path, O_RDWR | O_CLOEXEC);
-        ASSERT_GE(app_fd, 0);
-        dev = acquire_device();
+        dev = acquire_adopted(1, &app_fd);
         ASSERT_TRUE(dev != NULL);
-        EXPECT_EQ(app_fd, dev->fd);
-        EXPECT_EQ(1u, dev->info->index);
         uct_gaudi_own_release(dev);
         uct_gaudi_seam_ops->close(app_fd);
     });
 }
 
 TEST(drv_own, gaudi3_not_owned) {
-    state_dir dir;
-
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-        log_capture log;
-
-        set_emu_env(2, dir, "gaudi3");
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
+    emu_node(2, "gaudi3").run([]() {
+        ASSERT_NO_FATAL_FAILURE(expect_acquire_fails(
+                UCS_ERR_UNSUPPORTED, {"Gaudi3 DMA is not supported"}));
         EXPECT_EQ(2u, uct_gaudi_lib_num_devices());
         EXPECT_EQ(0u, uct_gaudi_lib_num_usable());
-        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_own_acquire(&dev));
-        EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
 
         setenv("UCX_GAUDI_DEVICE", "0", 1);
         uct_gaudi_lib_cleanup();
-        log.clear();
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_own_acquire(&dev));
-        EXPECT_EQ(1u, log.count("Gaudi3 DMA is not supported"));
+        expect_acquire_fails(UCS_ERR_UNSUPPORTED,
+                             {"Gaudi3 DMA is not supported"});
     });
 }
 
 TEST(drv_own, memtype_cache_range) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).run([]() {
         ucs_memory_info_t mem_info;
         uct_gaudi_dev_t *dev;
         void *base;
 
-        set_emu_env(2, dir);
         dev = acquire_device();
         ASSERT_TRUE(dev != NULL);
         ASSERT_TRUE(dev->memtype_range);
@@ -281,35 +200,22 @@ TEST(drv_own, memtype_cache_range) {
 /* An emulated node of 8 devices (module ID = 7 - index) and the rules of
  * Habana's runtime: local rank R owns module R */
 TEST(drv_own, assign_module_of_local_rank) {
-    state_dir dir;
+    emu_node node(8);
 
     for (unsigned rank : {0u, 3u, 7u}) {
-        run_in_child([&]() {
-            uct_gaudi_dev_t *dev;
-
-            set_emu_env(8, dir);
-            setenv("OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(rank).c_str(),
-                   1);
-            dev = acquire_device();
-            ASSERT_TRUE(dev != NULL);
+        node.run_with_device({{"OMPI_COMM_WORLD_LOCAL_RANK",
+                               std::to_string(rank)}},
+                             [&](uct_gaudi_dev_t *dev, log_capture &) {
             EXPECT_EQ(rank, dev->info->module_id);
             EXPECT_EQ(7 - rank, dev->info->index);
             EXPECT_EQ(UCT_GAUDI_ASSIGN_LOCAL_RANK, dev->assigned_by);
-            uct_gaudi_own_release(dev);
         });
     }
 
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-
-        set_emu_env(8, dir);
-        setenv("HLS_MODULE_ID", "6", 1);
-        setenv("LOCAL_RANK", "1", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
+    node.run_with_device({{"HLS_MODULE_ID", "6"}, {"LOCAL_RANK", "1"}},
+                         [](uct_gaudi_dev_t *dev, log_capture &) {
         EXPECT_EQ(6u, dev->info->module_id);
         EXPECT_EQ(UCT_GAUDI_ASSIGN_HLS_MODULE, dev->assigned_by);
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -336,7 +242,7 @@ restart_log(const char *file, unsigned line, const char *function,
 TEST(drv_own, restarted_ranks_keep_their_modules) {
     static const unsigned num_ranks = 8, restarts = 20;
     pid_t ranks[num_ranks];
-    state_dir dir;
+    emu_node node(8);
 
     restart_waits = (unsigned*)mmap(NULL, sizeof(*restart_waits),
                                     PROT_READ | PROT_WRITE,
@@ -347,14 +253,12 @@ TEST(drv_own, restarted_ranks_keep_their_modules) {
     for (unsigned rank = 0; rank < num_ranks; ++rank) {
         ranks[rank] = start_child([&, rank]() {
             for (unsigned i = 0; (i < restarts) && !HasFailure(); ++i) {
-                run_in_child([&]() {
+                node.run({{"OMPI_COMM_WORLD_LOCAL_RANK",
+                           std::to_string(rank)}}, [&]() {
                     uct_gaudi_dev_t *dev;
                     uct_gaudi_mem_t mem;
                     log_capture log;
 
-                    set_emu_env(8, dir);
-                    setenv("OMPI_COMM_WORLD_LOCAL_RANK",
-                           std::to_string(rank).c_str(), 1);
                     /* UCS read UCX_LOG_LEVEL before the fork */
                     ucs_global_opts.log_component.log_level =
                             UCS_LOG_LEVEL_DIAG;
@@ -389,41 +293,25 @@ TEST(drv_own, restarted_ranks_keep_their_modules) {
 /* The module a rule forces is busy: an error naming the rule, and no other
  * device taken (UCX goes on without gaudi) */
 TEST(drv_own, assign_forced_module_busy) {
-    static const std::vector<std::pair<const char*, const char*>> envs[] = {
+    static const env_vars envs[] = {
         {{"LOCAL_RANK", "2"}},
         {{"HLS_MODULE_ID", "2"}},
         {{"HABANA_VISIBLE_MODULES", "4,2"}, {"SLURM_LOCALID", "1"}}
     };
-    barrier owned, release;
-    state_dir dir;
-    pid_t holder;
-
-    holder = start_child([&]() {
-        uct_gaudi_dev_t *dev;
-
-        set_emu_env(8, dir);
-        setenv("UCX_GAUDI_DEVICE", "module:2", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
+    emu_node node(8);
+    device_holder holder(node, {{"UCX_GAUDI_DEVICE", "module:2"}},
+                         [](uct_gaudi_dev_t *dev) {
         EXPECT_EQ(UCT_GAUDI_ASSIGN_CONFIG, dev->assigned_by);
-        owned.signal();
-        release.wait();
-        uct_gaudi_own_release(dev);
     });
-    owned.wait();
 
     for (const auto &env : envs) {
-        run_in_child([&]() {
+        node.run(env, [&]() {
             const uct_gaudi_dev_info_t *info;
             uct_gaudi_dev_t *dev;
             log_capture log;
             unsigned i;
             int fd;
 
-            set_emu_env(8, dir);
-            for (const auto &var : env) {
-                setenv(var.first, var.second, 1);
-            }
             ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
             EXPECT_EQ(UCS_ERR_BUSY, uct_gaudi_own_acquire(&dev));
             ASSERT_EQ(1u, log.messages().size());
@@ -431,7 +319,7 @@ TEST(drv_own, assign_forced_module_busy) {
                     "gaudi5 (module 2, bus 0000:38:00.0) chosen by "))
                     << log.messages()[0];
             EXPECT_NE(std::string::npos, log.messages()[0].find(
-                    std::string(env.back().first) + "=" + env.back().second))
+                    env.back().first + "=" + env.back().second))
                     << log.messages()[0];
             EXPECT_NE(std::string::npos, log.messages()[0].find(
                     "is busy (owned by another process); UCX continues "
@@ -456,88 +344,55 @@ TEST(drv_own, assign_forced_module_busy) {
         });
     }
 
-    release.signal();
-    wait_child(holder, "holder");
+    holder.release();
 }
 
 /* Devices on two NUMA nodes; the process's CPUs faked on one of them */
 TEST(drv_own, assign_numa_node) {
-    barrier owned, release;
-    state_dir dir;
-    pid_t holder;
+    emu_node node(8);
 
-    auto numa_env = [&](const char *proc_node) {
-        set_emu_env(8, dir);
-        setenv("UCX_GAUDI_EMU_NUMA_NODES", "2", 1);
-        setenv("UCX_GAUDI_EMU_PROC_NUMA", proc_node, 1);
-    };
-
-    for (unsigned node : {1u, 0u}) {
-        run_in_child([&]() {
-            uct_gaudi_dev_t *dev;
+    node.env("UCX_GAUDI_EMU_NUMA_NODES", "2");
+    for (unsigned numa : {1u, 0u}) {
+        node.run_with_device({{"UCX_GAUDI_EMU_PROC_NUMA",
+                               std::to_string(numa)}},
+                             [&](uct_gaudi_dev_t *dev, log_capture &) {
             unsigned i;
 
-            numa_env(std::to_string(node).c_str());
-            dev = acquire_device();
-            ASSERT_TRUE(dev != NULL);
             /* placed by the emulator even on a host of one node */
             for (i = 0; i < 8; ++i) {
                 EXPECT_EQ((int)i / 4, uct_gaudi_lib_device(i)->numa_node);
             }
-            EXPECT_EQ(4 * node, dev->info->index);
-            EXPECT_EQ((int)node, dev->info->numa_node);
+            EXPECT_EQ(4 * numa, dev->info->index);
+            EXPECT_EQ((int)numa, dev->info->numa_node);
             EXPECT_EQ(UCT_GAUDI_ASSIGN_NUMA, dev->assigned_by);
-            uct_gaudi_own_release(dev);
         });
     }
 
     /* the first device of node 1 is taken: the next one on node 1 */
-    holder = start_child([&]() {
-        uct_gaudi_dev_t *dev;
-
-        numa_env("1");
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
+    device_holder holder(node, {{"UCX_GAUDI_EMU_PROC_NUMA", "1"}},
+                         [](uct_gaudi_dev_t *dev) {
         EXPECT_EQ(4u, dev->info->index);
-        owned.signal();
-        release.wait();
-        uct_gaudi_own_release(dev);
     });
-    owned.wait();
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
-
-        numa_env("1");
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
+    node.run_with_device({{"UCX_GAUDI_EMU_PROC_NUMA", "1"}},
+                         [](uct_gaudi_dev_t *dev, log_capture &) {
         EXPECT_EQ(5u, dev->info->index);
         EXPECT_EQ(UCT_GAUDI_ASSIGN_NUMA, dev->assigned_by);
-        uct_gaudi_own_release(dev);
     });
-    release.signal();
-    wait_child(holder, "holder");
+    holder.release();
 }
 
 /* The application opened its device before UCX: it keeps it, whatever the
  * rules would have chosen */
 TEST(drv_own, assign_adopted_device_kept) {
-    state_dir dir;
+    emu_node node(8);
 
-    run_in_child([&]() {
+    node.env("OMPI_COMM_WORLD_LOCAL_RANK", "3").env("HLS_MODULE_ID", "1");
+    node.run([]() {
         uct_gaudi_dev_t *dev;
         int app_fd;
 
-        set_emu_env(8, dir);
-        setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);
-        setenv("HLS_MODULE_ID", "1", 1);
-        ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
-        app_fd = uct_gaudi_seam_ops->open(
-                uct_gaudi_lib_device(0)->compute_path, O_RDWR | O_CLOEXEC);
-        ASSERT_GE(app_fd, 0);
-        dev = acquire_device();
+        dev = acquire_adopted(0, &app_fd);
         ASSERT_TRUE(dev != NULL);
-        EXPECT_EQ(app_fd, dev->fd);
-        EXPECT_EQ(0u, dev->info->index);
         EXPECT_EQ(UCT_GAUDI_ASSIGN_ADOPTED, dev->assigned_by);
         uct_gaudi_own_release(dev);
         uct_gaudi_seam_ops->close(app_fd);
@@ -547,14 +402,10 @@ TEST(drv_own, assign_adopted_device_kept) {
 /* Each MD open asks for the device: a failure is said once per process, and
  * said again once a success came in between */
 TEST(drv_own, assign_failure_said_once) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).env("HLS_MODULE_ID", "9").run([]() {
         uct_gaudi_dev_t *dev;
         log_capture log;
 
-        set_emu_env(2, dir);
-        setenv("HLS_MODULE_ID", "9", 1);
         ASSERT_EQ(UCS_OK, uct_gaudi_lib_init());
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev));
         EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_gaudi_own_acquire(&dev));

@@ -9,7 +9,6 @@
 
 #include "drv_test.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,15 +27,13 @@ using namespace gaudi_drv_test;
 static const size_t MB = 1ul << 20;
 
 
-static void check_export_import(const char *asic, const char *abi)
+static void check_export_import(uct_gaudi_dev_t *dev, log_capture &log,
+                                const char *asic, const char *abi)
 {
     uct_gaudi_export_t exp;
-    uct_gaudi_dev_t *dev;
     uct_gaudi_mem_t mem;
     uint64_t dva;
 
-    dev = acquire_device();
-    ASSERT_TRUE(dev != NULL);
     ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 3 * MB, &mem));
 
     /* any range inside exports the whole allocation; the 6.1 handle form
@@ -54,9 +51,9 @@ static void check_export_import(const char *asic, const char *abi)
 
     /* not an allocation of this process: refused, naming the problem */
     {
-        log_capture log;
         uct_gaudi_export_t bad;
 
+        log.clear();
         EXPECT_EQ(UCS_ERR_INVALID_ADDR,
                   uct_gaudi_share_export(dev, mem.dva + mem.length, 1, &bad));
         EXPECT_EQ(1u, log.count("not inside a device allocation"));
@@ -94,57 +91,46 @@ static void check_export_import(const char *asic, const char *abi)
     }
     EXPECT_EQ(0u, uct_gaudi_mem_retry_deferred(dev));
     EXPECT_EQ(0u, dev->mem->count);
-    uct_gaudi_own_release(dev);
 }
 
 TEST(drv_share, export_import_deferred_free) {
     static const char *variants[][2] = {
         {"gaudi2", "drm"}, {"gaudi2", "misc"}, {"gaudi1", "misc"}
     };
-    state_dir dir;
+    emu_node node(2);   /* one state directory for the three of them */
 
     for (auto &v : variants) {
-        run_in_child([&]() {
-            set_emu_env(2, dir, v[0], v[1]);
-            check_export_import(v[0], v[1]);
+        node.run_with_device({{"UCX_GAUDI_EMU_ASIC", v[0]},
+                              {"UCX_GAUDI_EMU_ABI", v[1]}},
+                             [&](uct_gaudi_dev_t *dev, log_capture &log) {
+            check_export_import(dev, log, v[0], v[1]);
         });
     }
 }
 
 TEST(drv_share, import_unsupported) {
-    state_dir dir;
+    emu_node node(2);
 
-    run_in_child([&]() {
-        uct_gaudi_dev_t *dev;
+    node.env("UCX_GAUDI_EMU_OOT_IMPORT", "n");
+    node.run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         uint64_t dva;
 
-        set_emu_env(2, dir);
-        setenv("UCX_GAUDI_EMU_OOT_IMPORT", "n", 1);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         EXPECT_FALSE(uct_gaudi_share_can_import(dev));
-        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_share_import(dev, 0, MB, &dva));
-        uct_gaudi_own_release(dev);
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED, uct_gaudi_share_import(dev, 0, MB,
+                                                              &dva));
     });
 }
 
 TEST(drv_share, free_without_importer) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         uct_gaudi_export_t exp;
-        uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem;
 
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         ASSERT_EQ(UCS_OK, uct_gaudi_share_export(dev, mem.dva, MB, &exp));
         close(exp.fd);  /* nobody holds the DMA-BUF: released at once */
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
         EXPECT_EQ(0u, dev->mem->num_deferred);
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -166,53 +152,37 @@ static void export_from_free_cb(void *arg, uint64_t dva, size_t length)
 }
 
 TEST(drv_share, no_export_while_freed) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         gaudi_emu_stats_t stats;
         uint64_t base;
         size_t length;
-        uct_gaudi_dev_t *dev;
         uct_gaudi_mem_t mem, found;
 
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         g_free_dev = dev;
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         ASSERT_EQ(UCS_OK, uct_gaudi_share_prepare(dev, mem.dva, MB, &found,
                                                   &base, &length));
         uct_gaudi_mem_set_free_cb(dev, export_from_free_cb, NULL);
-        {
-            log_capture log;   /* the refused export says so */
-
-            EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        }
+        /* the refused export says so (in the test's log) */
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
         uct_gaudi_mem_set_free_cb(dev, NULL, NULL);
         EXPECT_NE(UCS_OK, g_export_in_free)
                 << "an allocation was exported while it was freed";
         ASSERT_TRUE(emu_stats(&stats));
         EXPECT_EQ(0u, stats.exports);
-        uct_gaudi_own_release(dev);
     });
 }
 
 /* Allocations share a chunk (one ALLOC + MAP): each one's export carries its
  * offset in the chunk, so an importer reaches exactly that allocation */
 TEST(drv_share, export_carries_chunk_offset) {
-    state_dir dir;
-
-    run_in_child([&]() {
+    emu_node(2).run_with_device([](uct_gaudi_dev_t *dev, log_capture &) {
         std::vector<uint8_t> pattern(8192), back(8192);
         uct_gaudi_mem_t a, b;
         uct_gaudi_export_t exp;
-        uct_gaudi_dev_t *dev;
         uint64_t dva;
         size_t i;
 
-        set_emu_env(2, dir);
-        dev = acquire_device();
-        ASSERT_TRUE(dev != NULL);
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 8192, &a));
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, 8192, &b));
         ASSERT_EQ(a.chunk_dva, b.chunk_dva);
@@ -251,7 +221,6 @@ TEST(drv_share, export_carries_chunk_offset) {
         EXPECT_EQ(1u, dev->mem->num_deferred);
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_unmap(dev, dva));
         EXPECT_EQ(0u, uct_gaudi_mem_retry_deferred(dev));
-        uct_gaudi_own_release(dev);
     });
 }
 
@@ -263,17 +232,14 @@ TEST(drv_share, import_probe_is_quiet) {
     static const char *abis[] = {"misc", "trans", "drm"};
 
     for (const char *abi : abis) {
-        state_dir dir;
+        emu_node node(1, "gaudi2", abi);
 
-        run_in_child([&]() {
-            gaudi_emu_get_stats_func_t get_stats;
+        node.env("UCX_GAUDI_EMU_OOT_IMPORT", "n");  /* upstream */
+        node.run([&]() {
             gaudi_emu_stats_t stats;
             uct_gaudi_dev_t *dev;
-            void *lib;
             int i;
 
-            set_emu_env(1, dir, "gaudi2", abi);
-            setenv("UCX_GAUDI_EMU_OOT_IMPORT", "n", 1);  /* upstream */
             for (i = 0; i < 2; ++i) {
                 dev = acquire_device();
                 ASSERT_TRUE(dev != NULL);
@@ -282,17 +248,8 @@ TEST(drv_share, import_probe_is_quiet) {
                 uct_gaudi_own_release(dev);
             }
 
-            /* by its SONAME, matched among the loaded objects without a
-             * search: under ASan dlopen()'s caller is libasan, whose search
-             * path lacks our rpath */
-            lib = dlopen("libgaudi_emu.so.0", RTLD_NOW | RTLD_NOLOAD);
-            ASSERT_TRUE(lib != NULL);
-            get_stats = (gaudi_emu_get_stats_func_t)dlsym(
-                    lib, GAUDI_EMU_STATS_SYMBOL);
-            ASSERT_TRUE(get_stats != NULL);
-            ASSERT_EQ(0, get_stats(&stats));
+            ASSERT_TRUE(emu_stats(&stats));
             EXPECT_EQ(0u, stats.kernel_log_errors) << abi;
-            dlclose(lib);
         });
     }
 }

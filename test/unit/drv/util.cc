@@ -108,44 +108,56 @@ TEST(drv_dev, asic_from_id) {
 }
 
 TEST(drv_ioctl, node_names) {
-    char path[64];
-    int index;
+    /* the path of node @a index of @a type */
+    static const struct {
+        uct_gaudi_abi_t       abi;
+        uct_gaudi_node_type_t type;
+        int                   index;
+        const char            *path;
+    } paths[] = {
+        {UCT_GAUDI_ABI_DRM,  UCT_GAUDI_NODE_COMPUTE, 3, "/dev/accel/accel3"},
+        {UCT_GAUDI_ABI_DRM,  UCT_GAUDI_NODE_CONTROL, 3,
+         "/dev/accel/accel_controlD3"},
+        {UCT_GAUDI_ABI_MISC, UCT_GAUDI_NODE_COMPUTE, 0, "/dev/hl0"},
+        {UCT_GAUDI_ABI_MISC, UCT_GAUDI_NODE_CONTROL, 0, "/dev/hl_controlD0"}
+    };
+    /* the index in @a path, -1: not a node of @a type */
+    static const struct {
+        uct_gaudi_abi_t       abi;
+        uct_gaudi_node_type_t type;
+        const char            *path;
+        int                   index;
+    } parses[] = {
+        {UCT_GAUDI_ABI_DRM,  UCT_GAUDI_NODE_COMPUTE, "/dev/accel/accel12", 12},
+        {UCT_GAUDI_ABI_DRM,  UCT_GAUDI_NODE_COMPUTE,
+         "/dev/accel/accel_controlD1", -1},
+        {UCT_GAUDI_ABI_DRM,  UCT_GAUDI_NODE_COMPUTE, "/dev/accel/accel01", -1},
+        {UCT_GAUDI_ABI_DRM,  UCT_GAUDI_NODE_COMPUTE, "/dev/accel/accel1x", -1},
+        {UCT_GAUDI_ABI_DRM,  UCT_GAUDI_NODE_COMPUTE, "/dev/hl1", -1},
+        {UCT_GAUDI_ABI_MISC, UCT_GAUDI_NODE_CONTROL, "/dev/hl_controlD5", 5},
+        {UCT_GAUDI_ABI_MISC, UCT_GAUDI_NODE_COMPUTE, "/dev/hl_controlD5", -1}
+    };
 
     run_in_child([&]() {
-        uct_gaudi_ioctl_set_abi(UCT_GAUDI_ABI_DRM);
-        uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_COMPUTE, 3, path,
-                                  sizeof(path));
-        EXPECT_STREQ("/dev/accel/accel3", path);
-        uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_CONTROL, 3, path,
-                                  sizeof(path));
-        EXPECT_STREQ("/dev/accel/accel_controlD3", path);
-        EXPECT_EQ(0, uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_COMPUTE,
-                                                "/dev/accel/accel12", &index));
-        EXPECT_EQ(12, index);
-        EXPECT_EQ(-1, uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_COMPUTE,
-                                                 "/dev/accel/accel_controlD1",
-                                                 &index));
-        EXPECT_EQ(-1, uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_COMPUTE,
-                                                 "/dev/accel/accel01",
-                                                 &index));
-        EXPECT_EQ(-1, uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_COMPUTE,
-                                                 "/dev/accel/accel1x",
-                                                 &index));
-        EXPECT_EQ(-1, uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_COMPUTE,
-                                                 "/dev/hl1", &index));
+        char path[64];
+        int index;
 
-        uct_gaudi_ioctl_set_abi(UCT_GAUDI_ABI_MISC);
-        uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_COMPUTE, 0, path,
-                                  sizeof(path));
-        EXPECT_STREQ("/dev/hl0", path);
-        uct_gaudi_ioctl_node_path(UCT_GAUDI_NODE_CONTROL, 0, path,
-                                  sizeof(path));
-        EXPECT_STREQ("/dev/hl_controlD0", path);
-        EXPECT_EQ(0, uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_CONTROL,
-                                                "/dev/hl_controlD5", &index));
-        EXPECT_EQ(5, index);
-        EXPECT_EQ(-1, uct_gaudi_ioctl_node_index(UCT_GAUDI_NODE_COMPUTE,
-                                                 "/dev/hl_controlD5", &index));
+        for (const auto &c : paths) {
+            uct_gaudi_ioctl_set_abi(c.abi);
+            uct_gaudi_ioctl_node_path(c.type, c.index, path, sizeof(path));
+            EXPECT_STREQ(c.path, path);
+        }
+        for (const auto &c : parses) {
+            uct_gaudi_ioctl_set_abi(c.abi);
+            if (c.index < 0) {
+                EXPECT_EQ(-1, uct_gaudi_ioctl_node_index(c.type, c.path,
+                                                         &index)) << c.path;
+            } else {
+                EXPECT_EQ(0, uct_gaudi_ioctl_node_index(c.type, c.path,
+                                                        &index)) << c.path;
+                EXPECT_EQ(c.index, index) << c.path;
+            }
+        }
     });
 }
 

@@ -634,16 +634,14 @@ TEST_F(emu_cs, freed_memory_reads_zero) {
     uint64_t h, va, hva, seq;
     ASSERT_EQ(0, map_host(m_fd, buf.data(), buf.size(), &hva));
 
-    ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 2 << 20, &h, &va));
     ASSERT_EQ(0, dma(hva, va, buf.size(), &seq));
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
     ASSERT_EQ(0, unmap(m_fd, va));
     ASSERT_EQ(0, free_handle(m_fd, h));
 
     /* first fit: the same pages again, given back to the file system */
-    ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 2 << 20, &h, &va));
     ASSERT_EQ(0, dma(va, hva, buf.size(), &seq));
     EXPECT_EQ((uint32_t)HL_WAIT_CS_STATUS_COMPLETED, wait_done(seq));
     EXPECT_EQ(0, buf[0]);

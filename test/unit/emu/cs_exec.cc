@@ -398,12 +398,9 @@ TEST_F(emu_cs_exec, cb_destroy_while_executing) {
 
         uint64_t dst = dev_buffer(CB_BYTES);
         for (unsigned round = 0; round < ROUNDS; ++round) {
-            union hl_cb_args cb;
+            union hl_cb_args cb = cb_args(HL_CB_OP_CREATE, HL_MAX_CB_SIZE);
 
-            memset(&cb, 0, sizeof(cb));
-            cb.in.op      = HL_CB_OP_CREATE;
-            cb.in.cb_size = HL_MAX_CB_SIZE;
-            cb.in.flags   = HL_CB_FLAGS_MAP;
+            cb.in.flags = HL_CB_FLAGS_MAP;
             if (ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb) != 0) {
                 return 12;
             }
@@ -413,8 +410,7 @@ TEST_F(emu_cs_exec, cb_destroy_while_executing) {
             if (ptr == MAP_FAILED) {
                 return 13;
             }
-            memset(&cb, 0, sizeof(cb));
-            cb.in.op        = HL_CB_OP_INFO;
+            cb              = cb_args(HL_CB_OP_INFO);
             cb.in.cb_handle = handle;
             cb.in.flags     = HL_CB_FLAGS_GET_DEVICE_VA;
             if (ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb) != 0) {
@@ -445,8 +441,7 @@ TEST_F(emu_cs_exec, cb_destroy_while_executing) {
                 sched_yield();
             }
             usleep(round * 500);
-            memset(&cb, 0, sizeof(cb));
-            cb.in.op        = HL_CB_OP_DESTROY;
+            cb              = cb_args(HL_CB_OP_DESTROY);
             cb.in.cb_handle = handle;
             int err = ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb);
             waiter.join();

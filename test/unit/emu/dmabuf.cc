@@ -5,6 +5,7 @@
  */
 
 #include "emu_cs_test.h"
+#include "gt_sock.h"
 
 #include <algorithm>
 #include <signal.h>
@@ -18,36 +19,29 @@ protected:
     int export_fd(uint64_t addr, uint64_t size, uint64_t offset, int *fd,
                   int fd_dev = -1)
     {
-        union hl_mem_args args;
+        union hl_mem_args args = mem_args(HL_MEM_OP_EXPORT_DMABUF_FD,
+                                          O_RDWR | O_CLOEXEC);
         struct uct_gaudi_mem_export_in *in =
                 (struct uct_gaudi_mem_export_in*)&args.in;
         int err;
 
-        memset(&args, 0, sizeof(args));
-        args.in.op    = HL_MEM_OP_EXPORT_DMABUF_FD;
-        args.in.flags = O_RDWR | O_CLOEXEC;
-        in->addr      = addr;
-        in->mem_size  = size;
-        in->offset    = offset;
-        err           = mem((fd_dev >= 0) ? fd_dev : m_fd, &args);
-        *fd           = args.out.fd;
+        in->addr     = addr;
+        in->mem_size = size;
+        in->offset   = offset;
+        err          = mem((fd_dev >= 0) ? fd_dev : m_fd, &args);
+        *fd          = args.out.fd;
         return err;
     }
 
     int import_fd(int fd_dev, int dmabuf, uint64_t length, uint64_t *va)
     {
-        union hl_mem_args args;
+        union hl_mem_args args = mem_args(UCT_GAUDI_MEM_OP_REG_DMABUF_FD);
         struct uct_gaudi_mem_reg_dmabuf_in *in =
                 (struct uct_gaudi_mem_reg_dmabuf_in*)&args.in;
-        int err;
 
-        memset(&args, 0, sizeof(args));
-        args.in.op = UCT_GAUDI_MEM_OP_REG_DMABUF_FD;
         in->fd     = dmabuf;
         in->length = length;
-        err        = mem(fd_dev, &args);
-        *va        = args.out.device_virt_addr;
-        return err;
+        return mem(fd_dev, &args, va);
     }
 
     /* Fill [dev, dev+size) with a pattern through the DMA engine */
@@ -77,13 +71,31 @@ protected:
     }
 };
 
+/* One byte and, with it, @a fd over the UNIX socket @a sock */
+static bool send_fd(int sock, int fd)
+{
+    return gaudi_test::send_fds(sock, "x", 1, &fd, 1) == 1;
+}
+
+/* The fd of send_fd(); -1 if none came */
+static int recv_fd(int sock)
+{
+    std::vector<int> fds;
+    char c;
+
+    if ((gaudi_test::recv_fds(sock, &c, 1, &fds) != 1) || fds.empty()) {
+        gaudi_test::close_fds(&fds);
+        return -1;
+    }
+    return fds[0];
+}
+
 TEST_F(emu_dmabuf, export_rules) {
     open_ok();
 
     uint64_t h, va, hva;
     int fd;
-    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 4 << 20, &h, &va));
 
     EXPECT_EQ(EINVAL, export_fd(va + 4096, 4096, 0, &fd));   /* not exact */
     EXPECT_EQ(EINVAL, export_fd(va, 0, 0, &fd));
@@ -114,8 +126,7 @@ TEST_F(emu_dmabuf, export_misc_handle_form) {
 
     uint64_t h, va;
     int fd;
-    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 4 << 20, &h, &va));
     EXPECT_EQ(EINVAL, export_fd(h + 1, 4096, 0, &fd));
     ASSERT_EQ(0, export_fd(h, 4 << 20, 0, &fd));   /* 6.1: the handle */
 
@@ -193,20 +204,11 @@ TEST_F(emu_dmabuf, import_needs_oot) {
 
     uint64_t h, va, iva;
     int fd;
-    ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 2 << 20, &h, &va));
     ASSERT_EQ(0, export_fd(va, 2 << 20, 0, &fd));
     EXPECT_EQ(EINVAL, import_fd(m_fd, fd, 4096, &iva));      /* upstream */
     close(fd);
     EXPECT_EQ(0, unmap(m_fd, va));
-}
-
-static unsigned kernel_log_errors()
-{
-    gaudi_emu_stats_t stats;
-
-    EXPECT_EQ(0, gaudi_emu_get_stats(&stats));
-    return stats.kernel_log_errors;
 }
 
 /* Every op 99 costs a kernel-log error line where it fails: upstream does
@@ -226,8 +228,7 @@ TEST_F(emu_dmabuf, import_failure_logged_oot) {
 
     uint64_t h, va, iva;
     int fd;
-    ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 2 << 20, &h, &va));
     ASSERT_EQ(0, export_fd(va, 2 << 20, 0, &fd));
 
     unsigned before = kernel_log_errors();
@@ -249,8 +250,7 @@ TEST_F(emu_dmabuf, import_between_processes) {
     uint64_t h, va;
     int fd, sv[2];
 
-    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 4 << 20, &h, &va));
     fill(va, 4 << 20, 3);
     ASSERT_EQ(0, export_fd(va, 2 << 20, 1 << 20, &fd));
     ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
@@ -259,23 +259,13 @@ TEST_F(emu_dmabuf, import_between_processes) {
     pid_t pid = fork();
     if (pid == 0) {
         /* the peer: its own emulator state, device 1, fd by SCM_RIGHTS */
-        char cbuf[CMSG_SPACE(sizeof(int))], c;
-        struct iovec iov = {&c, 1};
-        struct msghdr msg;
-        memset(&msg, 0, sizeof(msg));
-        msg.msg_iov        = &iov;
-        msg.msg_iovlen     = 1;
-        msg.msg_control    = cbuf;
-        msg.msg_controllen = sizeof(cbuf);
         close(fd);
         gaudi_emu_fini();
         m_fd = -1;
-        if ((recvmsg(sv[1], &msg, 0) != 1) ||
-            (CMSG_FIRSTHDR(&msg) == NULL)) {
+        int peer_fd = recv_fd(sv[1]);
+        if (peer_fd < 0) {
             _exit(10);
         }
-        int peer_fd;
-        memcpy(&peer_fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
 
         m_cfg = cfg;
         if (init() != 0) {
@@ -328,23 +318,10 @@ TEST_F(emu_dmabuf, import_between_processes) {
     }
     ASSERT_GT(pid, 0);
 
-    char c = 'x', cbuf[CMSG_SPACE(sizeof(int))];
-    memset(cbuf, 0, sizeof(cbuf));
-    struct iovec iov = {&c, 1};
-    struct msghdr msg;
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov        = &iov;
-    msg.msg_iovlen     = 1;
-    msg.msg_control    = cbuf;
-    msg.msg_controllen = sizeof(cbuf);
-    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type  = SCM_RIGHTS;
-    cmsg->cmsg_len   = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-    ASSERT_EQ(1, sendmsg(sv[0], &msg, 0));
+    ASSERT_TRUE(send_fd(sv[0], fd));
     close(fd);
 
+    char c;
     ASSERT_EQ(1, read(sv[0], &c, 1));
     EXPECT_EQ('d', c);
 
@@ -384,8 +361,7 @@ TEST_F(emu_dmabuf, exported_dmabuf_keeps_the_device) {
 
     uint64_t h, va, iva;
     int fd;
-    ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 2 << 20, &h, &va));
     fill(va, 2 << 20, 9);
     ASSERT_EQ(0, export_fd(va, 2 << 20, 0, &fd));
 
@@ -479,8 +455,7 @@ TEST_F(emu_dmabuf, export_offset_per_driver_release) {
 
         uint64_t h, va, iva, hva, seq;
         int fd;
-        ASSERT_EQ(0, alloc(m_fd, 2 << 20, &h));
-        ASSERT_EQ(0, map_device(m_fd, h, &va));
+        ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 2 << 20, &h, &va));
         fill(va, size, 1);                  /* the mapping's first page */
         fill(va + offset, size, 2);         /* what is exported */
         ASSERT_EQ(0, export_fd(va, size, offset, &fd));
@@ -529,8 +504,7 @@ TEST_F(emu_dmabuf, peer_dma_per_pci_route) {
         int fd, fd1, efd, err;
         fd1 = open_node(1, false);
         ASSERT_GE(fd1, 0);
-        ASSERT_EQ(0, alloc(fd1, 2 << 20, &h));
-        ASSERT_EQ(0, map_device(fd1, h, &va));
+        ASSERT_NO_FATAL_FAILURE(alloc_map(fd1, 2 << 20, &h, &va));
         ASSERT_EQ(0, export_fd(va, size, 0, &fd, fd1));
         ASSERT_EQ(0, import_fd(m_fd, fd, size, &iva)) << c.topology;
         efd = register_eventfd(m_fd);

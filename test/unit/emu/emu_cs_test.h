@@ -51,11 +51,8 @@ protected:
         ASSERT_EQ(0, map_host(m_fd, m_cb, CB_SIZE, &m_cb_va));
 
         if (gaudi1()) {
-            union hl_cb_args args;
+            union hl_cb_args args = cb_args(HL_CB_OP_CREATE, CB_SIZE);
 
-            memset(&args, 0, sizeof(args));
-            args.in.op      = HL_CB_OP_CREATE;
-            args.in.cb_size = CB_SIZE;
             ASSERT_EQ(0, ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &args));
             m_kcb     = args.out.cb_handle;
             m_kcb_ptr = m_ops->mmap(NULL, CB_SIZE, PROT_READ | PROT_WRITE,
@@ -67,15 +64,13 @@ protected:
     /* An eventfd registered for the device's events; -1 on failure */
     int register_eventfd(int fd)
     {
-        struct hl_info_args args;
+        struct hl_info_args args = info_args(HL_INFO_REGISTER_EVENTFD);
         int efd;
 
         efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (efd < 0) {
             return -1;
         }
-        memset(&args, 0, sizeof(args));
-        args.op      = HL_INFO_REGISTER_EVENTFD;
         args.eventfd = efd;
         if (ioctl_err(fd, UCT_GAUDI_IOC_INFO, &args) != 0) {
             close(efd);
@@ -115,11 +110,10 @@ protected:
                    uint32_t cs_flags = 0, int chunk_flags = -1,
                    uint64_t cb_handle = 0)
     {
-        struct hl_cs_chunk chunk;
-        union hl_cs_args args;
+        struct hl_cs_chunk chunk = zeroed<struct hl_cs_chunk>();
+        union hl_cs_args args    = zeroed<union hl_cs_args>();
         int err;
 
-        memset(&chunk, 0, sizeof(chunk));
         chunk.cb_handle      = cb_handle ? cb_handle :
                                gaudi1() ? m_kcb : m_cb_va;
         chunk.queue_index    = queue;
@@ -127,7 +121,6 @@ protected:
         chunk.cs_chunk_flags = (chunk_flags >= 0) ? chunk_flags :
                                gaudi1() ? 0 : HL_CS_CHUNK_FLAGS_USER_ALLOC_CB;
 
-        memset(&args, 0, sizeof(args));
         args.in.chunks_execute     = (uintptr_t)&chunk;
         args.in.num_chunks_execute = 1;
         args.in.cs_flags           = cs_flags;
@@ -149,10 +142,9 @@ protected:
     int wait(uint64_t seq, uint64_t timeout_us, struct hl_wait_cs_out *out,
              uint32_t flags = 0)
     {
-        union hl_wait_cs_args args;
+        union hl_wait_cs_args args = zeroed<union hl_wait_cs_args>();
         int err;
 
-        memset(&args, 0, sizeof(args));
         args.in.seq        = seq;
         args.in.timeout_us = timeout_us;
         args.in.flags      = flags;

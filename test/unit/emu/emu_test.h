@@ -134,6 +134,45 @@ protected:
         return status[0] == HL_DEVICE_STATUS_IN_RESET_AFTER_DEVICE_RELEASE;
     }
 
+    /* The arguments of an ioctl, zeros but for what a caller sets */
+    template <typename T> static T zeroed()
+    {
+        T args;
+
+        memset(&args, 0, sizeof(args));
+        return args;
+    }
+
+    /* INFO @a op into @a size bytes at @a buf */
+    static struct hl_info_args info_args(uint32_t op, void *buf = NULL,
+                                         uint32_t size = 0)
+    {
+        struct hl_info_args args = zeroed<struct hl_info_args>();
+
+        args.return_pointer = (uintptr_t)buf;
+        args.return_size    = size;
+        args.op             = op;
+        return args;
+    }
+
+    static union hl_mem_args mem_args(uint32_t op, uint32_t flags = 0)
+    {
+        union hl_mem_args args = zeroed<union hl_mem_args>();
+
+        args.in.op    = op;
+        args.in.flags = flags;
+        return args;
+    }
+
+    static union hl_cb_args cb_args(uint32_t op, uint32_t cb_size = 0)
+    {
+        union hl_cb_args args = zeroed<union hl_cb_args>();
+
+        args.in.op      = op;
+        args.in.cb_size = cb_size;
+        return args;
+    }
+
     /* returns 0 or errno */
     int ioctl_err(int fd, uct_gaudi_ioc_t ioc, void *arg)
     {
@@ -143,12 +182,8 @@ protected:
 
     int info(int fd, uint32_t op, void *buf, uint32_t size)
     {
-        struct hl_info_args args;
+        struct hl_info_args args = info_args(op, buf, size);
 
-        memset(&args, 0, sizeof(args));
-        args.return_pointer = (uintptr_t)buf;
-        args.return_size    = size;
-        args.op             = op;
         return ioctl_err(fd, UCT_GAUDI_IOC_INFO, &args);
     }
 
@@ -175,29 +210,31 @@ protected:
         return ioctl_err(fd, UCT_GAUDI_IOC_MEMORY, args);
     }
 
+    /* MEMORY; returns errno, and in *out what the driver answers (a handle
+     * or a device VA: one union) */
+    int mem(int fd, union hl_mem_args *args, uint64_t *out)
+    {
+        int err = mem(fd, args);
+
+        *out = args->out.handle;
+        return err;
+    }
+
     /* ALLOC; returns errno, handle in *handle */
     int alloc(int fd, uint64_t size, uint64_t *handle, uint64_t page = 0,
               uint32_t flags = 0)
     {
-        union hl_mem_args args;
-        int err;
+        union hl_mem_args args = mem_args(HL_MEM_OP_ALLOC, flags);
 
-        memset(&args, 0, sizeof(args));
-        args.in.op             = HL_MEM_OP_ALLOC;
-        args.in.flags          = flags;
-        args.in.alloc.mem_size = size;
+        args.in.alloc.mem_size  = size;
         args.in.alloc.page_size = page;
-        err                    = mem(fd, &args);
-        *handle                = args.out.handle;
-        return err;
+        return mem(fd, &args, handle);
     }
 
     int free_handle(int fd, uint64_t handle)
     {
-        union hl_mem_args args;
+        union hl_mem_args args = mem_args(HL_MEM_OP_FREE);
 
-        memset(&args, 0, sizeof(args));
-        args.in.op          = HL_MEM_OP_FREE;
         args.in.free.handle = handle;
         return mem(fd, &args);
     }
@@ -205,44 +242,47 @@ protected:
     int map_device(int fd, uint64_t handle, uint64_t *va, uint64_t hint = 0,
                    uint32_t flags = 0)
     {
-        union hl_mem_args args;
-        int err;
+        union hl_mem_args args = mem_args(HL_MEM_OP_MAP, flags);
 
-        memset(&args, 0, sizeof(args));
-        args.in.op                   = HL_MEM_OP_MAP;
-        args.in.flags                = flags;
         args.in.map_device.handle    = handle;
         args.in.map_device.hint_addr = hint;
-        err                          = mem(fd, &args);
-        *va                          = args.out.device_virt_addr;
-        return err;
+        return mem(fd, &args, va);
+    }
+
+    /* ALLOC and MAP of @a size bytes; ASSERT-style */
+    void alloc_map(int fd, uint64_t size, uint64_t *handle, uint64_t *va)
+    {
+        ASSERT_EQ(0, alloc(fd, size, handle));
+        ASSERT_EQ(0, map_device(fd, *handle, va));
     }
 
     int map_host(int fd, const void *ptr, uint64_t size, uint64_t *va,
                  uint64_t hint = 0, uint32_t flags = 0)
     {
-        union hl_mem_args args;
-        int err;
+        union hl_mem_args args = mem_args(HL_MEM_OP_MAP,
+                                          HL_MEM_USERPTR | flags);
 
-        memset(&args, 0, sizeof(args));
-        args.in.op                     = HL_MEM_OP_MAP;
-        args.in.flags                  = HL_MEM_USERPTR | flags;
         args.in.map_host.host_virt_addr = (uintptr_t)ptr;
-        args.in.map_host.mem_size      = size;
-        args.in.map_host.hint_addr     = hint;
-        err                            = mem(fd, &args);
-        *va                            = args.out.device_virt_addr;
-        return err;
+        args.in.map_host.mem_size       = size;
+        args.in.map_host.hint_addr      = hint;
+        return mem(fd, &args, va);
     }
 
     int unmap(int fd, uint64_t va)
     {
-        union hl_mem_args args;
+        union hl_mem_args args = mem_args(HL_MEM_OP_UNMAP);
 
-        memset(&args, 0, sizeof(args));
-        args.in.op                    = HL_MEM_OP_UNMAP;
         args.in.unmap.device_virt_addr = va;
         return mem(fd, &args);
+    }
+
+    /* Errors the emulated kernel logged so far */
+    static unsigned kernel_log_errors()
+    {
+        gaudi_emu_stats_t stats;
+
+        EXPECT_EQ(0, gaudi_emu_get_stats(&stats));
+        return stats.kernel_log_errors;
     }
 
     /* Run @body in a child process; returns its exit status (or -1) */

@@ -38,6 +38,47 @@ protected:
         EXPECT_EQ(ETIMEDOUT, err);
     }
 
+    /* With fault "cs_timeout:2": device 0 open and registered for its
+     * events (*efd_p), and second_cs_times_out(); ASSERT-style */
+    void time_out_with_eventfd(int *efd_p, uint64_t *seq1_p)
+    {
+        open_ok();
+        *efd_p = register_eventfd(m_fd);
+        ASSERT_GE(*efd_p, 0);
+        second_cs_times_out(seq1_p);
+    }
+
+    /* Device 0's events, once @a efd said there are some (read and
+     * cleared) */
+    uint64_t poll_events(int efd)
+    {
+        struct pollfd pfd = {efd, POLLIN, 0};
+        uint64_t events   = 0;
+
+        EXPECT_EQ(1, poll(&pfd, 1, 1000));
+        EXPECT_EQ(0, info(m_fd, HL_INFO_GET_EVENTS, &events, sizeof(events)));
+        return events;
+    }
+
+    void expect_hard_resets(int fd, unsigned count)
+    {
+        struct hl_info_reset_count rc;
+
+        EXPECT_EQ(0, info(fd, HL_INFO_RESET_COUNT, &rc, sizeof(rc)));
+        EXPECT_EQ(count, rc.hard_reset_cnt);
+    }
+
+    /* Closing device 0 completes its reset: opened again, it is
+     * operational, after one hard reset */
+    void expect_reset_done_at_close()
+    {
+        EXPECT_EQ(0, m_ops->close(m_fd));
+        m_fd = open_node(0, false);
+        ASSERT_GE(m_fd, 0);
+        EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(m_fd));
+        expect_hard_resets(m_fd, 1);
+    }
+
     std::string sysfs_status(int dev)
     {
         char path[64], buf[64];
@@ -142,10 +183,7 @@ TEST_F(emu_faults, each_ioctl_kind) {
     EXPECT_EQ(EIO, info(m_fd, HL_INFO_DEVICE_STATUS, &m_kcb, 8));   /* 1 */
     EXPECT_EQ(HL_DEVICE_STATUS_OPERATIONAL, dev_status(m_fd));     /* 2 */
 
-    union hl_cb_args cb;
-    memset(&cb, 0, sizeof(cb));
-    cb.in.op      = HL_CB_OP_CREATE;
-    cb.in.cb_size = 4096;
+    union hl_cb_args cb = cb_args(HL_CB_OP_CREATE, 4096);
     EXPECT_EQ(ENOMEM, ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb));      /* 3 */
     ASSERT_EQ(0, ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb));           /* 4 */
     uint64_t handle = cb.out.cb_handle;
@@ -174,21 +212,15 @@ TEST_F(emu_faults, each_ioctl_kind) {
  * the device looks operational, but waits are refused (EBUSY) and nothing
  * runs any more; closing it within the watchdog completes the reset */
 TEST_F(emu_faults, cs_timeout) {
-    m_cfg.faults = "cs_timeout:2";
-    open_ok();
-
-    int efd = register_eventfd(m_fd);
-    ASSERT_GE(efd, 0);
-
     uint64_t seq1, seq3;
-    second_cs_times_out(&seq1);
+    int efd = -1;
+
+    m_cfg.faults = "cs_timeout:2";
+    time_out_with_eventfd(&efd, &seq1);
     ASSERT_FALSE(HasFatalFailure());
 
     /* the notifier fired: a reset */
-    struct pollfd pfd = {efd, POLLIN, 0};
-    EXPECT_EQ(1, poll(&pfd, 1, 1000));
-    uint64_t events = 0;
-    EXPECT_EQ(0, info(m_fd, HL_INFO_GET_EVENTS, &events, sizeof(events)));
+    uint64_t events = poll_events(efd);
     EXPECT_TRUE(events & HL_NOTIFIER_EVENT_CS_TIMEOUT);
     EXPECT_TRUE(events & HL_NOTIFIER_EVENT_DEVICE_RESET);
     EXPECT_EQ(0, info(m_fd, HL_INFO_GET_EVENTS, &events, sizeof(events)));
@@ -204,13 +236,7 @@ TEST_F(emu_faults, cs_timeout) {
     EXPECT_EQ(EBUSY, wait(seq3, 0, &out));
 
     /* closing the context within the watchdog completes the reset */
-    EXPECT_EQ(0, m_ops->close(m_fd));
-    m_fd = open_node(0, false);
-    ASSERT_GE(m_fd, 0);
-    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(m_fd));
-    struct hl_info_reset_count rc;
-    EXPECT_EQ(0, info(m_fd, HL_INFO_RESET_COUNT, &rc, sizeof(rc)));
-    EXPECT_EQ(1u, rc.hard_reset_cnt);
+    expect_reset_done_at_close();
     close(efd);
 }
 
@@ -218,15 +244,12 @@ TEST_F(emu_faults, cs_timeout) {
  * a reset, every call but a few INFO ops is refused, nobody is killed, and
  * closing the context completes the reset */
 TEST_F(emu_faults, cs_timeout_needs_reset) {
+    uint64_t seq1, seq3;
+    int efd = -1;
+
     m_cfg.faults = "cs_timeout:2";
     m_cfg.lockup = GAUDI_EMU_LOCKUP_NEEDS_RESET;
-    open_ok();
-
-    int efd = register_eventfd(m_fd);
-    ASSERT_GE(efd, 0);
-
-    uint64_t seq1, seq3;
-    second_cs_times_out(&seq1);
+    time_out_with_eventfd(&efd, &seq1);
     ASSERT_FALSE(HasFatalFailure());
 
     /* the device needs a reset: most ioctls are EBUSY */
@@ -239,21 +262,12 @@ TEST_F(emu_faults, cs_timeout_needs_reset) {
     EXPECT_EQ(EBUSY, info(m_fd, HL_INFO_CLK_RATE, &clk, sizeof(clk)));
 
     /* the notifier fired, without a reset */
-    struct pollfd pfd = {efd, POLLIN, 0};
-    EXPECT_EQ(1, poll(&pfd, 1, 1000));
-    uint64_t events = 0;
-    EXPECT_EQ(0, info(m_fd, HL_INFO_GET_EVENTS, &events, sizeof(events)));
+    uint64_t events = poll_events(efd);
     EXPECT_TRUE(events & HL_NOTIFIER_EVENT_CS_TIMEOUT);
     EXPECT_FALSE(events & HL_NOTIFIER_EVENT_DEVICE_RESET);
 
     /* closing the context completes the reset */
-    EXPECT_EQ(0, m_ops->close(m_fd));
-    m_fd = open_node(0, false);
-    ASSERT_GE(m_fd, 0);
-    EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(m_fd));
-    struct hl_info_reset_count rc;
-    EXPECT_EQ(0, info(m_fd, HL_INFO_RESET_COUNT, &rc, sizeof(rc)));
-    EXPECT_EQ(1u, rc.hard_reset_cnt);
+    expect_reset_done_at_close();
     close(efd);
 }
 
@@ -321,9 +335,7 @@ int emu_faults::timeout_child(bool eventfd, bool close_on_event)
             usleep(10000);
         }
         EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(cfd));
-        struct hl_info_reset_count rc;
-        EXPECT_EQ(0, info(cfd, HL_INFO_RESET_COUNT, &rc, sizeof(rc)));
-        EXPECT_EQ(1u, rc.hard_reset_cnt);
+        expect_hard_resets(cfd, 1);
         m_ops->close(cfd);
     }
     close(go_on[1]);
@@ -349,9 +361,7 @@ TEST_F(emu_faults, reset_kills_a_process_without_eventfd) {
     }
     ASSERT_GE(fd, 0) << strerror(errno);
     EXPECT_EQ((uint32_t)HL_DEVICE_STATUS_OPERATIONAL, dev_status(fd));
-    struct hl_info_reset_count rc;
-    EXPECT_EQ(0, info(fd, HL_INFO_RESET_COUNT, &rc, sizeof(rc)));
-    EXPECT_EQ(1u, rc.hard_reset_cnt);
+    expect_hard_resets(fd, 1);
     m_ops->close(fd);
 }
 
@@ -480,10 +490,7 @@ TEST_F(emu_faults, reset_aborts_in_flight) {
     /* hl_wait_ioctl and hl_cb_ioctl refuse while the device is not
      * operational: the reset shows as EBUSY, not as an aborted CS */
     EXPECT_EQ(EBUSY, wait(seq, 0, &out));
-    union hl_cb_args cb;
-    memset(&cb, 0, sizeof(cb));
-    cb.in.op      = HL_CB_OP_CREATE;
-    cb.in.cb_size = 4096;
+    union hl_cb_args cb = cb_args(HL_CB_OP_CREATE, 4096);
     EXPECT_EQ(EBUSY, ioctl_err(m_fd, UCT_GAUDI_IOC_CB, &cb));
     uint64_t h;
     EXPECT_EQ(EBUSY, alloc(m_fd, 1 << 20, &h));

@@ -9,6 +9,16 @@
 /* HL_IOCTL_INFO: structs, argument rules, per-ASIC constants */
 
 class emu_info : public emu_test {
+protected:
+    /* HW_IP_INFO into the first @a size bytes of 400 bytes of 0xAB: what
+     * it does not write stays 0xAB */
+    std::vector<uint8_t> hw_ip_raw(int fd, uint32_t size)
+    {
+        std::vector<uint8_t> buf(400, 0xAB);
+
+        EXPECT_EQ(0, info(fd, HL_INFO_HW_IP_INFO, buf.data(), size));
+        return buf;
+    }
 };
 
 /* The 96 GiB Gaudi2 (6 functional HBMs) allocates in pages of 768 MiB */
@@ -65,17 +75,14 @@ TEST_F(emu_info, hw_ip_sizes) {
     ASSERT_GE(fd, 0);
 
     /* the newer (304-byte) struct: the tail is zero, nothing beyond it */
-    uint8_t buf[400];
-    memset(buf, 0xAB, sizeof(buf));
-    EXPECT_EQ(0, info(fd, HL_INFO_HW_IP_INFO, buf, sizeof(buf)));
+    std::vector<uint8_t> buf = hw_ip_raw(fd, 400);
     EXPECT_EQ(0, buf[303]);
     EXPECT_EQ(0xAB, buf[304]);
 
     /* a short buffer gets a prefix only */
-    memset(buf, 0xAB, sizeof(buf));
-    EXPECT_EQ(0, info(fd, HL_INFO_HW_IP_INFO, buf, 12));
+    buf = hw_ip_raw(fd, 12);
     uint32_t dram_base_low;
-    memcpy(&dram_base_low, buf + 8, 4);
+    memcpy(&dram_base_low, &buf[8], 4);
     EXPECT_EQ(0u, dram_base_low);   /* low half of 0x1001000000000000 */
     EXPECT_EQ(0xAB, buf[12]);
     EXPECT_EQ(0, m_ops->close(fd));
@@ -87,10 +94,7 @@ TEST_F(emu_info, hw_ip_misc_size) {
 
     int fd = open_node(0, true);
     ASSERT_GE(fd, 0);
-    uint8_t buf[400];
-    memset(buf, 0xAB, sizeof(buf));
-    EXPECT_EQ(0, info(fd, HL_INFO_HW_IP_INFO, buf, sizeof(buf)));
-    EXPECT_EQ(0xAB, buf[256]);      /* the 6.1 struct is 256 bytes */
+    EXPECT_EQ(0xAB, hw_ip_raw(fd, 400)[256]);  /* the 6.1 struct: 256 B */
     EXPECT_EQ(0, m_ops->close(fd));
 }
 
@@ -134,11 +138,8 @@ TEST_F(emu_info, arg_rules) {
     ASSERT_GE(fd, 0);
 
     struct hl_info_device_status st;
-    struct hl_info_args args;
-    memset(&args, 0, sizeof(args));
-    args.return_pointer = (uintptr_t)&st;
-    args.return_size    = sizeof(st);
-    args.op             = HL_INFO_DEVICE_STATUS;
+    struct hl_info_args args = info_args(HL_INFO_DEVICE_STATUS, &st,
+                                         sizeof(st));
     EXPECT_EQ(0, ioctl_err(fd, UCT_GAUDI_IOC_INFO, &args));
 
     args.pad = 1;

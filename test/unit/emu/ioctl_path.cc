@@ -45,11 +45,8 @@ TEST_F(emu_ioctl_path, fds_that_are_not_ours) {
     open_ok();
 
     struct hl_info_device_status st;
-    struct hl_info_args args;
-    memset(&args, 0, sizeof(args));
-    args.return_pointer = (uintptr_t)&st;
-    args.return_size    = sizeof(st);
-    args.op             = HL_INFO_DEVICE_STATUS;
+    struct hl_info_args args = info_args(HL_INFO_DEVICE_STATUS, &st,
+                                         sizeof(st));
 
     /* no such fd */
     EXPECT_EQ(-1, m_ops->ioctl(1000, code(UCT_GAUDI_IOC_INFO), &args));

@@ -95,8 +95,7 @@ TEST_F(emu_memory, map_device) {
     struct hl_info_hw_ip_info hw = hw_ip(m_fd);
     uint64_t h, va, va2, va3;
 
-    ASSERT_EQ(0, alloc(m_fd, 4 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 4 << 20, &h, &va));
     EXPECT_GE(va, hw.dram_base_address);
     EXPECT_EQ(0u, va % hw.dram_page_size);
 
@@ -308,8 +307,7 @@ TEST_F(emu_memory, close_releases) {
     open_ok();
 
     uint64_t h, va;
-    ASSERT_EQ(0, alloc(m_fd, 32 << 20, &h));
-    ASSERT_EQ(0, map_device(m_fd, h, &va));
+    ASSERT_NO_FATAL_FAILURE(alloc_map(m_fd, 32 << 20, &h, &va));
     char buf[100];
     ASSERT_EQ(0, map_host(m_fd, buf, sizeof(buf), &va));
     EXPECT_EQ(0, m_ops->close(m_fd));

@@ -185,11 +185,8 @@ TEST_P(emu_nodes, ioctl_codes) {
     ASSERT_GE(fd, 0) << strerror(errno);
 
     struct hl_info_device_status st;
-    struct hl_info_args args;
-    memset(&args, 0, sizeof(args));
-    args.return_pointer = (uintptr_t)&st;
-    args.return_size    = sizeof(st);
-    args.op             = HL_INFO_DEVICE_STATUS;
+    struct hl_info_args args = info_args(HL_INFO_DEVICE_STATUS, &st,
+                                         sizeof(st));
 
     EXPECT_EQ(0, m_ops->ioctl(fd, code(UCT_GAUDI_IOC_INFO), &args));
     /* the other generation's code is unknown to this one */
@@ -200,14 +197,6 @@ TEST_P(emu_nodes, ioctl_codes) {
     EXPECT_EQ(-1, m_ops->ioctl(fd, 0x1234, &args));
     EXPECT_EQ(ENOTTY, errno);
     EXPECT_EQ(0, m_ops->close(fd));
-}
-
-static unsigned kernel_log_errors()
-{
-    gaudi_emu_stats_t stats;
-
-    EXPECT_EQ(0, gaudi_emu_get_stats(&stats));
-    return stats.kernel_log_errors;
 }
 
 /* A code the node does not serve: the 'H' drivers log "invalid ioctl" at
@@ -225,11 +214,8 @@ TEST_P(emu_nodes, invalid_ioctl_logged) {
     ASSERT_GE(fd, 0) << strerror(errno);
     ASSERT_GE(cfd, 0) << strerror(errno);
 
-    memset(&args, 0, sizeof(args));
-    args.return_pointer = (uintptr_t)&st;
-    args.return_size    = sizeof(st);
-    args.op             = HL_INFO_DEVICE_STATUS;
-    before              = kernel_log_errors();
+    args   = info_args(HL_INFO_DEVICE_STATUS, &st, sizeof(st));
+    before = kernel_log_errors();
     EXPECT_EQ(0, m_ops->ioctl(cfd, code(UCT_GAUDI_IOC_INFO), &args));
     EXPECT_EQ(before, kernel_log_errors());
 
@@ -242,8 +228,7 @@ TEST_P(emu_nodes, invalid_ioctl_logged) {
     }
 
     /* the control node serves INFO only */
-    memset(&cbargs, 0, sizeof(cbargs));
-    cbargs.in.op = HL_CB_OP_INFO;
+    cbargs = cb_args(HL_CB_OP_INFO);
     EXPECT_EQ(ENOTTY, ioctl_err(cfd, UCT_GAUDI_IOC_CB, &cbargs));
     EXPECT_EQ(before + per_call, kernel_log_errors());
 
@@ -326,20 +311,14 @@ TEST_P(emu_nodes, control_node) {
 
     EXPECT_EQ(HL_DEVICE_STATUS_OPERATIONAL, dev_status(c3));
 
-    union hl_mem_args margs;
-    memset(&margs, 0, sizeof(margs));
-    margs.in.op             = HL_MEM_OP_ALLOC;
+    union hl_mem_args margs = mem_args(HL_MEM_OP_ALLOC);
     margs.in.alloc.mem_size = 1 << 20;
     EXPECT_EQ(ENOTTY, mem(c1, &margs));
 
-    union hl_cb_args cbargs;
-    memset(&cbargs, 0, sizeof(cbargs));
-    cbargs.in.op      = HL_CB_OP_CREATE;
-    cbargs.in.cb_size = 4096;
+    union hl_cb_args cbargs = cb_args(HL_CB_OP_CREATE, 4096);
     EXPECT_EQ(ENOTTY, ioctl_err(c1, UCT_GAUDI_IOC_CB, &cbargs));
 
-    union hl_wait_cs_args wargs;
-    memset(&wargs, 0, sizeof(wargs));
+    union hl_wait_cs_args wargs = zeroed<union hl_wait_cs_args>();
     EXPECT_EQ(ENOTTY, ioctl_err(c1, UCT_GAUDI_IOC_WAIT_CS, &wargs));
 
     uint64_t events;
