@@ -136,7 +136,7 @@ skipped=()
 # test/run-tests.sh counts, plus one failure per process log with errors
 run_vg() {
     local name=$1 trace=$2 out="$logdir/$1.log" dir="$logdir/$1"
-    local p f s rc=0 bad=0 logs=0 envs=() t0=$SECONDS vglog tests args a
+    local p f s rc=0 bad=0 logs=0 envs=() t0=$SECONDS vglog args
     shift 2
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
@@ -144,29 +144,7 @@ run_vg() {
     mkdir -p "$dir"
     env "${envs[@]}" valgrind "${vg_args[@]}" --trace-children="$trace" \
         --log-file="$dir/vg.%p.log" "$@" > "$out" 2>&1 || rc=$?
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
-    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*listed below.*/\1/p' "$out" |
-        tail -n 1)
-    p=${p:-0}; f=${f:-0}
-    if [ "$rc" -ne 0 ] && [ "$rc" -ne "$vg_rc" ] && [ "$f" -eq 0 ]; then
-        echo "    $name exited with $rc before reporting (crash?): counted" \
-             "as 1 failure"
-        tail -n 20 "$out" | sed 's/^/    | /'
-        f=1
-    fi
-    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-        echo "    $name ran no test: counted as 1 failure"
-        f=1
-    fi
-    grep -E '^\[  FAILED  \] [a-zA-Z]' "$out" | sort -u | sed 's/^/    /'
-    if [ "$f" -gt 0 ]; then
-        report_gtest "$out"
-    fi
-    s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
-    if [ "${s:-0}" -gt 0 ]; then
-        echo "    $s skipped, not counted as passed"
-        skipped+=("$name($s)")
-    fi
+    report_gtest_counts "$name" "$out" "$rc" "$vg_rc"
 
     # memcheck's verdict, process by process (a process SIGKILLed on
     # purpose leaves a log without a summary: nothing to judge)
@@ -197,12 +175,7 @@ run_vg() {
     f=$((f + bad))
     if [ "$f" -gt 0 ]; then
         # the failed tests; the whole suite when only memcheck complained
-        tests=$(report_gtest_failed "$out" | paste -sd:)
-        args=()
-        for a in "$@"; do
-            [ -n "$tests" ] && [[ $a == --gtest_filter=* ]] || args+=("$a")
-        done
-        [ -z "$tests" ] || args+=(--gtest_filter="$tests")
+        report_gtest_args "$out" "$@"
         report_replay "${envs[@]}" -- valgrind "${vg_args[@]}" \
             --trace-children="$trace" "${args[@]}"
     fi

@@ -1,5 +1,6 @@
-# What a failed test suite prints, shared by test/run-tests.sh and
-# contrib/valgrind.sh: the test command's own output must explain every
+# How a gtest program's results are counted and what a failed test suite
+# prints, shared by test/run-tests.sh and contrib/valgrind.sh (so that the
+# two count alike): the test command's own output must explain every
 # failure, since CI keeps only what was printed (the logs under /tmp go with
 # the fresh root they ran in). Sourced; prints to stdout, each line
 # indented by four spaces.
@@ -56,6 +57,58 @@ report_gtest_failed() {
         if (name == test) { print test; test = ""; next }
     }
     END { if (test != "") print test }' "$1" | sort -u
+}
+
+# report_gtest_counts NAME LOG RC [RC_OK]: how many tests of the gtest
+# program NAME passed, failed and were skipped, from its LOG and its exit
+# status RC, into the caller's variables p, f and s (the two scripts count
+# alike); and, printed, why it failed. An exit status other than 0 (and
+# RC_OK: valgrind's, whose errors the caller counts itself) with no failed
+# test reported counts as 1 failure (a crash), as does a program that ran no
+# test. Lists the failed tests with their assertions (report_gtest) and says
+# how many were skipped, adding "NAME(N)" to the caller's array skipped:
+# gtest's PASSED count leaves them out, and a suite that skips itself (not
+# root, say) must be seen.
+report_gtest_counts() {
+    local name=$1 log=$2 rc=$3 rc_ok=${4:-0}
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*listed below.*/\1/p' "$log" |
+        tail -n 1)
+    s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    p=${p:-0}; f=${f:-0}; s=${s:-0}
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne "$rc_ok" ] && [ "$f" -eq 0 ]; then
+        echo "    $name exited with $rc before reporting (crash?): counted" \
+             "as 1 failure"
+        # the test it was running, if any, is shown by report_gtest below
+        [ -n "$(report_gtest_failed "$log")" ] ||
+            tail -n 20 "$log" | sed 's/^/    | /'
+        f=1
+    fi
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+        echo "    $name ran no test: counted as 1 failure"
+        f=1
+    fi
+    grep -E '^\[  FAILED  \] [a-zA-Z]' "$log" | sort -u | sed 's/^/    /'
+    [ "$f" -eq 0 ] || report_gtest "$log"
+    if [ "$s" -gt 0 ]; then
+        echo "    $s skipped, not counted as passed"
+        skipped+=("$name($s)")
+    fi
+}
+
+# report_gtest_args LOG ARGS...: the gtest program's arguments ARGS to run
+# just the tests that failed in its LOG again, into the caller's array args:
+# its --gtest_filter replaced by those tests; ARGS as they are when LOG
+# names none (only memcheck complained, say)
+report_gtest_args() {
+    local log=$1 tests a
+    shift
+    tests=$(report_gtest_failed "$log" | paste -sd:)
+    args=()
+    for a in "$@"; do
+        [ -n "$tests" ] && [[ $a == --gtest_filter=* ]] || args+=("$a")
+    done
+    [ -z "$tests" ] || args+=(--gtest_filter="$tests")
 }
 
 # report_replay [ENV...] -- COMMAND...: "replay: <the command>", shell-quoted,

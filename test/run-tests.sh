@@ -59,8 +59,9 @@ skip() {
 }
 
 # run_gtest NAME ENV... -- BINARY ARGS...: count a gtest binary's results
+# (report_gtest_counts)
 run_gtest() {
-    local name=$1 log="$logdir/$1.log" p f s envs=()
+    local name=$1 log="$logdir/$1.log" p f s envs=() args
     shift
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
@@ -82,38 +83,11 @@ run_gtest() {
     env "${envs[@]}" "$@" > "$log" 2>&1
     local rc=$?
     times+=("$((SECONDS - t0)) $name")
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
-    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*listed below.*/\1/p' "$log" | tail -n 1)
-    p=${p:-0}; f=${f:-0}
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        echo "    $name exited with $rc before reporting (crash?): counted as 1 failure"
-        # the test it was running, if any, is shown below
-        [ -n "$(report_gtest_failed "$log")" ] ||
-            tail -n 20 "$log" | sed 's/^/    | /'
-        f=1
-    fi
-    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-        echo "    $name ran no test: counted as 1 failure"
-        f=1
-    fi
-    grep -E '^\[  FAILED  \] [a-zA-Z]' "$log" | sort -u | sed 's/^/    /'
+    report_gtest_counts "$name" "$log" "$rc"
     if [ "$f" -gt 0 ]; then
-        # why, and how to run just those tests again
-        local tests args=() a
-        report_gtest "$log"
-        tests=$(report_gtest_failed "$log" | paste -sd:)
-        for a in "$@"; do
-            [ -n "$tests" ] && [[ $a == --gtest_filter=* ]] || args+=("$a")
-        done
-        [ -z "$tests" ] || args+=(--gtest_filter="$tests")
+        # how to run just those tests again
+        report_gtest_args "$log" "$@"
         report_replay "${envs[@]}" -- "${args[@]}"
-    fi
-    # gtest's PASSED count leaves skipped tests out: say how many there
-    # were, so that a suite that skips itself (not root, say) is seen
-    s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
-    if [ "${s:-0}" -gt 0 ]; then
-        echo "    $s skipped, not counted as passed"
-        skipped+=("$name($s)")
     fi
     echo "    $p passed, $f failed in $((SECONDS - t0)) s (log: $log)"
     passed=$((passed + p)); failed=$((failed + f))

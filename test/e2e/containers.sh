@@ -72,9 +72,9 @@ side() {
 }
 
 # pair RUN HOW EXPECTED_PASSES ARGS...: server and client; fails unless both
-# exit 0 with EXPECTED_PASSES "PASS" lines
+# exit 0 with EXPECTED_PASSES "PASS" lines (ipc_ucp_verdict, common.bash)
 pair() {
-    local run=$1 how=$2 expect=$3 srv rc=0 n
+    local run=$1 how=$2 expect=$3 srv rc=0
     shift 3
     rm -f "$dir/control"
     side server "$how" "$@" server > "$dir/$run.server" 2>&1 & srv=$!
@@ -82,23 +82,7 @@ pair() {
     wait $srv || rc=$((rc ? rc : 100 + $?))
     echo "--- $run: gaudi_ipc_ucp $* ($how; client report):"
     grep -vE '^\[[0-9.]+\] \[' "$dir/$run.client" || true
-    if grep -q '^FAIL' "$dir/$run.client" || [ "$rc" -ne 0 ]; then
-        echo "--- $run: server output:"
-        grep -vE '^\[[0-9.]+\] \[.*INFO' "$dir/$run.server" | tail -n 30
-        fail "$run: failed (exit status $rc):" \
-             "$(grep -m1 '^FAIL' "$dir/$run.client")"
-    fi
-    grep -q '^PASS: 0 operation(s) failed' "$dir/$run.client" ||
-        fail "$run: no final verdict"
-    n=$(grep -c '^PASS [a-z_]* [0-9]' "$dir/$run.client" || true)
-    [ "$n" -eq "$expect" ] ||
-        fail "$run: $n operations passed, expected $expect"
-}
-
-# field RUN LINE KEY: the number KEY=N on the line starting with LINE of
-# the client report of RUN
-field() {
-    sed -n "s/^$2.*$3=\([0-9-]*\).*/\1/p" "$dir/$1.client" | head -n 1
+    ipc_ucp_verdict "$run" "$rc" "$expect"
 }
 
 bandwidth() {
@@ -106,26 +90,15 @@ bandwidth() {
         "$dir/$1.client"
 }
 
-# 1. the shared directory: gaudi_ipc across the namespaces
+# 1. the shared directory: gaudi_ipc across the namespaces (lanes and
+# imports: check_ipc_lanes, common.bash)
 pair containers shared 56 -s "$sizes" -o tag,put,get,am
-c=$(field containers 'gaudi_ipc lanes:' client)
-s=$(field containers 'gaudi_ipc lanes:' server)
-[ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
-    fail "containers: no gaudi_ipc lane (client=$c server=$s)"
-for side in client server; do
-    grep -hE "$EP_CFG_RE" "$dir/containers.$side" | grep -q 'gaudi_ipc/' ||
-        fail "containers: the $side's ep_cfg lines show no gaudi_ipc"
-done
-c=$(field containers 'gaudi_emu import_maps max:' client)
-s=$(field containers 'gaudi_emu import_maps max:' server)
-[ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
-    fail "containers: no import in both processes (client=$c server=$s)"
+check_ipc_lanes containers
 grep -h '^\[.*\] pid ' "$dir/containers.client" "$dir/containers.server" |
     sed 's/, Gaudi buffer.*//'
 ok "containers (network, PID and mount namespaces of their own, the" \
    "directory mounted into both): gaudi_ipc lanes on both endpoints," \
-   "imports client=$c server=$s, tag/put/get/am 1 B..64 MiB both ways" \
-   "byte-exact"
+   "imports in both, tag/put/get/am 1 B..64 MiB both ways byte-exact"
 
 # the 4 MiB put bandwidth, in own namespaces and in the host's, in turns
 # (the machine's load changes): the ratio of the best of 5 rounds each (the

@@ -35,9 +35,9 @@ all_sizes=8,65536,4194304,16777216
 # run_pair NAME EXPECTED_PASSES ENV... -- ARGS...: the program as a server
 # and a client (two separate processes, a fresh emulated node, a random
 # port); the client's report is $dir/NAME.client. Fails unless both exit 0
-# with EXPECTED_PASSES "PASS" lines.
+# with EXPECTED_PASSES "PASS" lines (ipc_ucp_verdict, common.bash).
 run_pair() {
-    local name=$1 expect=$2 envs=() port srv rc=0 n
+    local name=$1 expect=$2 envs=() port srv rc=0
     shift 2
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
@@ -55,48 +55,11 @@ run_pair() {
     echo "--- $name: ep_cfg (UCX info) of client and server:"
     grep -hE "$EP_CFG_RE" "$dir/$name.client" "$dir/$name.server" |
         sed 's/.*INFO *//' | sort | uniq -c || true
-    if grep -q '^FAIL' "$dir/$name.client" || [ "$rc" -ne 0 ]; then
-        echo "--- $name: server output:"
-        grep -vE '^\[[0-9.]+\] \[.*INFO' "$dir/$name.server" | tail -n 30
-        fail "$name: $(grep -c '^FAIL [a-z]' "$dir/$name.client") operation(s)" \
-             "failed (exit status $rc): $(grep -m1 '^FAIL' "$dir/$name.client")"
-    fi
-    grep -q '^PASS: 0 operation(s) failed' "$dir/$name.client" ||
-        fail "$name: no final verdict"
-    n=$(grep -c '^PASS [a-z_]* [0-9]' "$dir/$name.client" || true)
-    [ "$n" -eq "$expect" ] || fail "$name: $n operations passed, expected $expect"
+    ipc_ucp_verdict "$name" "$rc" "$expect"
 }
 
-# field NAME LINE KEY: the number KEY=N on the line starting with LINE of
-# the client report of run NAME
-field() {
-    sed -n "s/^$2.*$3=\([0-9-]*\).*/\1/p" "$dir/$1.client" | head -n 1
-}
-
-# run NAME used gaudi_ipc: lanes on both endpoints, imports in both processes
-check_ipc_lanes() {
-    local name=$1 c s
-    c=$(field "$name" 'gaudi_ipc lanes:' client)
-    s=$(field "$name" 'gaudi_ipc lanes:' server)
-    [ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
-        fail "$name: no gaudi_ipc lane (client=$c server=$s)"
-    for side in client server; do
-        grep -hE "$EP_CFG_RE" "$dir/$name.$side" | grep -q 'gaudi_ipc/' ||
-            fail "$name: the $side's ep_cfg lines show no gaudi_ipc"
-    done
-    ok "$name: both endpoints have a gaudi_ipc lane:" \
-       "$(grep -h '^lane client:.*gaudi_ipc/' "$dir/$name.client" |
-          sed 's/^lane client: *//; s/  */ /g' | paste -sd ';' -)"
-    grep -q '^gaudi_emu import_maps max: unavailable' "$dir/$name.client" &&
-        fail "$name: the emulator does not export gaudi_emu_get_stats"
-    c=$(field "$name" 'gaudi_emu import_maps max:' client)
-    s=$(field "$name" 'gaudi_emu import_maps max:' server)
-    [ "${c:-0}" -gt 0 ] && [ "${s:-0}" -gt 0 ] ||
-        fail "$name: the emulator saw no import (client=$c server=$s)"
-    ok "$name: gaudi_ipc imported the peer's memory in both processes" \
-       "(peak live imports client=$c server=$s)"
-}
-
+# run NAME did not use gaudi_ipc (the opposite, check_ipc_lanes, and field
+# are in common.bash: containers.sh checks alike)
 check_ipc_unused() {
     local name=$1 c s
     c=$(field "$name" 'gaudi_ipc lanes:' client)
