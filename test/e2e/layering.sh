@@ -218,3 +218,21 @@ bad=$(cd "$top/test/unit" && ls ./*.cc ./*.h 2>/dev/null |
       grep -v '^\./main\.cc$' || true)
 [ -z "$bad" ] || fail "a unit test outside test/unit's folders:" $bad
 ok "test/unit/ is laid out like src/uct/gaudi/ (${parts# })"
+
+# the tests share their support code, one way: test/common/ (sockets,
+# processes, the emulator, logs, test tables) and test/e2e/ucp/ (a UCP
+# program's context, endpoints and Gaudi buffers) know no test program, and
+# the control messages of fd passing are built in one place only
+bad=$(grep -Hn '#include "' "$top"/test/common/*.{h,cc} "$top"/test/e2e/ucp/*.[ch] |
+      grep -vE '#include "(gt|ucp)_[a-z_]+\.h"' || true)
+[ -z "$bad" ] || fail "shared test support includes a test program's header: $bad"
+bad=$(grep -rlE 'CMSG_FIRSTHDR *\(|cmsg_type *=' "$top"/test \
+          --include='*.c' --include='*.cc' --include='*.h' |
+      grep -v '/test/common/gt_sock\.cc$' || true)
+[ -z "$bad" ] || fail "fd passing written again outside test/common/gt_sock.cc:" \
+                      $bad
+bad=$(grep -ln 'ucp_init\|ucp_worker_create' "$top"/test/e2e/*.c \
+          "$top"/test/dmabuf/*.c || true)
+[ -z "$bad" ] || fail "a UCP test program opens UCP itself (not through" \
+                      "test/e2e/ucp/ucp_app.c):" $bad
+ok "test/common/ and test/e2e/ucp/ are the tests' one copy of their support"
