@@ -28,12 +28,15 @@ union control_buf {
 
 socklen_t unix_addr(const std::string &path, struct sockaddr_un *addr)
 {
-    size_t len = std::min(path.size(), sizeof(addr->sun_path) - 1);
-
     memset(addr, 0, sizeof(*addr));
     addr->sun_family = AF_UNIX;
-    memcpy(addr->sun_path, path.data(), len);
-    return offsetof(struct sockaddr_un, sun_path) + len + 1;
+    if (path.size() >= sizeof(addr->sun_path)) {
+        /* a cut path names another socket: refuse, as the kernel would */
+        errno = ENAMETOOLONG;
+        return 0;
+    }
+    memcpy(addr->sun_path, path.data(), path.size());
+    return offsetof(struct sockaddr_un, sun_path) + path.size() + 1;
 }
 
 /* Close @a fd keeping errno; -1 */
@@ -52,6 +55,9 @@ int connect_unix(const std::string &path, int type, bool nonblock)
     socklen_t len = unix_addr(path, &addr);
     int fd;
 
+    if (len == 0) {
+        return -1;
+    }
     fd = socket(AF_UNIX, type | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0),
                 0);
     if ((fd >= 0) && (connect(fd, (struct sockaddr*)&addr, len) != 0)) {
@@ -66,6 +72,9 @@ int listen_unix(const std::string &path, int backlog)
     socklen_t len = unix_addr(path, &addr);
     int fd;
 
+    if (len == 0) {
+        return -1;
+    }
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if ((fd >= 0) && ((bind(fd, (struct sockaddr*)&addr, len) != 0) ||
                       (listen(fd, backlog) != 0))) {

@@ -28,7 +28,8 @@ namespace gaudi_test {
 /* The most descriptors send_fds() attaches and recv_fds() takes */
 static const unsigned MAX_MSG_FDS = 16;
 
-/* The address of @a path (cut to fit), and its length */
+/* The address of @a path and its length; 0 (errno ENAMETOOLONG) if the
+ * path does not fit */
 socklen_t unix_addr(const std::string &path, struct sockaddr_un *addr);
 
 /* A socket of @a type connected to @a path, or -1 (errno) */

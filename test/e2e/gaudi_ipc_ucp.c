@@ -480,13 +480,18 @@ static void ucp_warmup(void)
 {
     ucp_request_param_t param = {.op_attr_mask = 0};
     char *out = malloc(WARMUP_SIZE), *in = malloc(WARMUP_SIZE);
-    ucs_status_t status;
+    void *rreq;
 
     CHECK((out != NULL) && (in != NULL), "out of host memory");
     memset(out, 0x77, WARMUP_SIZE);
-    status = ucp_app_tag_xfer(&app, peer_ep, 0, out, in, WARMUP_SIZE,
-                              TAG_PEER, NULL, UCP_APP_FOREVER);
-    CHECK(status == UCS_OK, "warm-up message: %s", ucs_status_string(status));
+    /* not ucp_app_tag_xfer(): a failed send must fail at once, with its
+     * status, not wait for a receive the peer's failed send never fills */
+    rreq = ucp_tag_recv_nbx(app.worker, in, WARMUP_SIZE, TAG_PEER,
+                            (ucp_tag_t)-1, &param);
+    ucp_app_wait_ok(&app, ucp_tag_send_nbx(peer_ep, out, WARMUP_SIZE,
+                                           TAG_PEER, &param),
+                    "warm-up send");
+    ucp_app_wait_ok(&app, rreq, "warm-up recv");
     CHECK(in[WARMUP_SIZE - 1] == 0x77, "warm-up message corrupted");
     ucp_app_wait_ok(&app, ucp_ep_flush_nbx(peer_ep, &param), "warm-up flush");
     ucp_ctl_sync(&ctl, 7);

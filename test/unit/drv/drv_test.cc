@@ -129,8 +129,11 @@ log_handler(const char *file, unsigned line, const char *function,
 
 log_capture::log_capture()
 {
-    clear();
+    /* only the outermost capture starts empty: a nested one (a helper's,
+     * inside a test's) must not wipe what the test has caught so far; its
+     * counts then include the outer messages, which can only fail louder */
     if (capture_depth++ == 0) {
+        clear();
         ucs_log_push_handler(log_handler);
     }
 }

@@ -82,7 +82,7 @@ void set_emu_env(unsigned num_devices, const state_dir &dir,
 
 /* Messages logged at warning level or above while alive (from any thread:
  * the driver library and UCX log from their async threads too). A nested
- * one clears what the outer one caught, and shares its list from then on */
+ * one shares the outer one's list and leaves what it caught there */
 class log_capture {
 public:
     log_capture();
@@ -165,7 +165,8 @@ public:
      * captured from before the library's init; the device is released after
      * @a fn (as the test would at its end) unless @a fn failed fatally.
      * @a fn must not release the device itself; a log_capture of its own
-     * would clear the one it gets (nested captures share one list).
+     * shares the one list with the one it gets (nested captures do not
+     * clear it).
      */
     typedef std::function<void(uct_gaudi_dev_t*, log_capture&)> dev_fn;
     void run_with_device(const env_vars &extra, const dev_fn &fn,
