@@ -12,19 +12,10 @@
  * usage: reg_cost SIZE COUNT
  */
 
-#include <uct/api/uct.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#define BENCH_NAME "reg_cost"
+#include "bench_uct.h"
 
-#define CHECK(_cond, _what) \
-    do { \
-        if (!(_cond)) { \
-            fprintf(stderr, "reg_cost: %s failed\n", _what); \
-            exit(1); \
-        } \
-    } while (0)
+#include <time.h>
 
 static double now(void)
 {
@@ -32,35 +23,6 @@ static double now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + (ts.tv_nsec * 1e-9);
-}
-
-static uct_md_h open_md(void)
-{
-    uct_component_h *components;
-    uct_component_attr_t attr;
-    uct_md_config_t *config;
-    unsigned i, num;
-    uct_md_h md;
-
-    CHECK(uct_query_components(&components, &num) == UCS_OK,
-          "uct_query_components");
-    for (i = 0; i < num; ++i) {
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        CHECK(uct_component_query(components[i], &attr) == UCS_OK,
-              "uct_component_query");
-        if (strcmp(attr.name, "gaudi_cpy") == 0) {
-            CHECK(uct_md_config_read(components[i], NULL, NULL, &config) ==
-                  UCS_OK, "uct_md_config_read");
-            CHECK(uct_md_open(components[i], "gaudi_cpy", config, &md) ==
-                  UCS_OK, "uct_md_open(gaudi_cpy)");
-            uct_config_release(config);
-            uct_release_component_list(components);
-            return md;
-        }
-    }
-
-    CHECK(0, "finding the gaudi_cpy component");
-    return NULL;
 }
 
 /* Register and deregister each buffer once; average seconds per pair */
@@ -89,7 +51,7 @@ int main(int argc, char **argv)
     uct_md_h md;
     unsigned i;
 
-    md   = open_md();
+    md   = bench_open_md(NULL);
     bufs = calloc(count, sizeof(*bufs));
     CHECK(bufs != NULL, "calloc");
     for (i = 0; i < count; ++i) {

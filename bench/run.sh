@@ -34,11 +34,8 @@
 #
 #   UCP tag_bw -m gaudi,gaudi 4 MiB              / host tag_bw 4 MiB
 #
-# Environment: BENCH_BUILD, the build to measure: "in-tree" (default: UCX
-# 1.13.1 + gaudi installed in PREFIX, default build/install) or "plugin"
-# (UCX 1.22 installed in PREFIX, default build/install-1.22, with the
-# plugin's libraries from GAUDI_LIBDIR, default
-# build/install-plugin-1.22/lib/ucx: contrib/build-plugin.sh); REPS (runs
+# Environment: BENCH_BUILD (in-tree or plugin), PREFIX and GAUDI_LIBDIR,
+# the build to measure (bench/build.bash); REPS (runs
 # of each two-process figure, default 5); BENCH_RESULTS=FILE (e.g.
 # bench/results.md): the report also replaces this build's section of FILE,
 # with the date and the machine (the figures live in one place, and are
@@ -47,18 +44,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-case "${BENCH_BUILD:-in-tree}" in
-in-tree)
-    PREFIX=${PREFIX:-$top/build/install}
-    GAUDI_LIBDIR=${GAUDI_LIBDIR:-$PREFIX/lib/ucx} ;;
-plugin)
-    PREFIX=${PREFIX:-$top/build/install-1.22}
-    GAUDI_LIBDIR=${GAUDI_LIBDIR:-$top/build/install-plugin-1.22/lib/ucx}
-    # UCX loads the plugin from there (it is not in its own module dir)
-    export UCX_PLUGIN_PATH=$GAUDI_LIBDIR ;;
-*)
-    echo "bench: BENCH_BUILD is in-tree or plugin" >&2; exit 2 ;;
-esac
+. "$top/bench/build.bash"
 iters=${1:-200}
 reps=${REPS:-5}
 size=$((4 << 20))
@@ -69,6 +55,8 @@ trap 'netns_down; rm -rf "$work"' EXIT
 
 export UCX_GAUDI_EMU_DEVICES=1
 export UCX_GAUDI_EMU_STATE_DIR="$work/emu"
+copy_tl=$(copy_tl_name)
+[ -n "$copy_tl" ] || { echo "bench: ucx_info -d lists no gaudi_cpy" >&2; exit 1; }
 
 # helpers, built here from bench/ (no binaries in the tree)
 cc -O2 -Wall -Werror -o "$work/memcpy_bw" "$top/bench/memcpy_bw.c"
@@ -77,12 +65,6 @@ cc -O2 -Wall -Werror -I"$PREFIX/include" -o "$work/reg_cost" \
     -Wl,-rpath,"$PREFIX/lib"
 cc -O2 -Wall -Werror -I"$top/src" -o "$work/cs_rtt" "$top/bench/cs_rtt.c" \
     -L"$GAUDI_LIBDIR" -l:libgaudi_emu.so.0 -Wl,-rpath,"$GAUDI_LIBDIR"
-
-# the copy transport's name in this build (gaudi_copy; gaudi_cpy where
-# UCX's transport names are shorter): the transport of the gaudi_cpy MD
-copy_tl=$("$PREFIX/bin/ucx_info" -d | awk '/Memory domain: gaudi_cpy$/ { f = 1 }
-                                           f && /Transport:/ { print $3; exit }')
-[ -n "$copy_tl" ] || { echo "bench: ucx_info -d lists no gaudi_cpy" >&2; exit 1; }
 
 # perftest TEST DEVICE ARGS...: the "Final:" row of a loopback UCT test,
 # as "avg_latency_usec bandwidth_MBps" (the "overall" columns: the
@@ -96,41 +78,6 @@ perftest() {
     awk '$1 == "Final:" { print $5, $7 }' "$work/out" | tail -n 1
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
-
-# results_section FILE BUILD REPORT: FILE's lines between the markers
-# "<!-- bench/run.sh BUILD -->" and "<!-- end bench/run.sh BUILD -->" become
-# the date, the machine and REPORT; the markers are appended when missing
-results_section() {
-    local file=$1 build=$2 report=$3 begin end body
-    begin="<!-- bench/run.sh $build -->"
-    end="<!-- end bench/run.sh $build -->"
-    body=$work/section
-    {
-        echo "$begin"
-        echo "\`bench/run.sh\` on the $build build, $(date -u +%Y-%m-%d)," \
-             "$(nproc) cores, $(awk '/MemTotal/ { printf "%d GB", $2 / 1048576 }' \
-                                  /proc/meminfo), $(. /etc/os-release &&
-                                                    echo "$PRETTY_NAME"), emulated devices" \
-             "(load average before the run: $load_before):"
-        echo
-        echo '```'
-        cat "$report"
-        echo '```'
-        echo "$end"
-    } > "$body"
-    touch "$file"
-    if grep -qxF "$begin" "$file"; then
-        awk -v b="$begin" -v e="$end" -v f="$body" '
-            $0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
-            $0 == e { skip = 0; next }
-            !skip' "$file" > "$file.tmp"
-    else
-        { cat "$file"; echo; cat "$body"; } > "$file.tmp"
-    fi
-    mv "$file.tmp" "$file"
-}
-load_before=$(cut -d' ' -f1 /proc/loadavg)
 
 . "$top/contrib/wait-listen.bash"
 
@@ -266,8 +213,7 @@ row2() {  # NAME FMT MIN MEDIAN MAX REFERENCE TARGET: a two-process figure
 }
 
 # the report, also kept for BENCH_RESULTS
-exec 3>&1 > >(tee "$work/report" >&3)
-report_pid=$!
+report_begin
 echo "build: ${BENCH_BUILD:-in-tree}, UCX $("$PREFIX/bin/ucx_info" -v |
     sed -n 's/.*[Vv]ersion[=: ]*\([0-9][0-9.]*\).*/\1/p' | head -n 1)," \
      "copy transport $copy_tl"
@@ -323,9 +269,4 @@ if [ "$(nproc)" -lt 4 ]; then
     echo " (see min / max)"
 fi
 
-exec 1>&3 3>&-
-wait "$report_pid" 2> /dev/null || true
-if [ -n "${BENCH_RESULTS:-}" ]; then
-    results_section "$BENCH_RESULTS" "${BENCH_BUILD:-in-tree}" "$work/report"
-    echo "bench: the ${BENCH_BUILD:-in-tree} section of $BENCH_RESULTS replaced"
-fi
+report_end run.sh

@@ -45,6 +45,9 @@ typedef struct uct_gaudi_lib_config {
     unsigned          emu_exec;        /* gaudi_emu_exec_t */
     double            emu_bw;          /* modelled bandwidth, B/s */
     double            emu_latency;     /* modelled CS latency, seconds */
+    unsigned          emu_profile;     /* gaudi_emu_profile_t */
+    double            emu_profile_latency; /* its latency L, seconds */
+    unsigned          emu_copy_slowdown;
     char              *emu_state_dir;  /* emulator state directory */
     char              *emu_faults;     /* fault injection specification */
     unsigned          emu_numa_nodes;  /* NUMA nodes of the emulated node */

@@ -58,6 +58,12 @@ static const char *uct_gaudi_lib_emu_exec_names[] = {
     [GAUDI_EMU_EXEC_INLINE + 1] = NULL
 };
 
+static const char *uct_gaudi_lib_emu_profile_names[] = {
+    [GAUDI_EMU_PROFILE_NONE]   = "none",
+    [GAUDI_EMU_PROFILE_GAUDI2] = "gaudi2",
+    [GAUDI_EMU_PROFILE_GAUDI2 + 1] = NULL
+};
+
 static const char *uct_gaudi_lib_emu_pci_names[] = {
     [GAUDI_EMU_PCI_SWITCH]      = "switch",
     [GAUDI_EMU_PCI_ROOT_PORTS]  = "root_ports",
@@ -196,6 +202,29 @@ static ucs_config_field_t uct_gaudi_lib_emu_config_table[] = {
     {"EMU_LATENCY", "0us",
      "Modelled latency of one emulated command submission.",
      ucs_offsetof(uct_gaudi_lib_config_t, emu_latency), UCS_CONFIG_TYPE_TIME},
+
+    {"EMU_PROFILE", "none",
+     "Speed profile of the emulated DMA engines. none: copies at memory\n"
+     "speed (or EMU_BW/EMU_LATENCY). gaudi2: a Gaudi2's PCIe Gen4 x16 link\n"
+     "(25 GB/s per direction, shared by the PDMA engines), HBM for device to\n"
+     "device, a submission-to-start latency that overlaps queued work and a\n"
+     "per-CS engine gap, all in model time: the emulator's own copying is\n"
+     "not counted (the copy_ns of its statistics). Replaces EMU_BW/EMU_LATENCY.",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_profile),
+     UCS_CONFIG_TYPE_ENUM(uct_gaudi_lib_emu_profile_names)},
+
+    {"EMU_PROFILE_LATENCY", "8us",
+     "The speed profile's submission-to-start latency of a command\n"
+     "submission (an assumption: no Gaudi2 figure is published).",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_profile_latency),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"EMU_COPY_SLOWDOWN", "1",
+     "Test only: each emulated copy takes this many times as long as the CPU\n"
+     "needs (busy), to show that a speed profile's figures do not depend on\n"
+     "how fast the machine copies.",
+     ucs_offsetof(uct_gaudi_lib_config_t, emu_copy_slowdown),
+     UCS_CONFIG_TYPE_UINT},
 
     {"EMU_STATE_DIR", "",
      "Directory of the emulated node's shared state (device memory backing\n"

@@ -93,6 +93,9 @@ uct_gaudi_seam_emu_config(const uct_gaudi_lib_config_t *config,
     emu_config->exec        = (gaudi_emu_exec_t)config->emu_exec;
     emu_config->bandwidth   = (config->emu_bw > 0) ? config->emu_bw : 0;
     emu_config->latency     = config->emu_latency;
+    emu_config->profile     = (gaudi_emu_profile_t)config->emu_profile;
+    emu_config->profile_latency = config->emu_profile_latency;
+    emu_config->copy_slowdown   = config->emu_copy_slowdown;
     emu_config->state_dir   = (strlen(config->emu_state_dir) > 0) ?
                               config->emu_state_dir : NULL;
     emu_config->faults      = config->emu_faults;

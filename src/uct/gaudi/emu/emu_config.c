@@ -67,6 +67,24 @@ static int emu_config_check_model(const gaudi_emu_config_t *config)
         return -EINVAL;
     }
 
+    if ((config->profile != GAUDI_EMU_PROFILE_NONE) &&
+        (config->profile != GAUDI_EMU_PROFILE_GAUDI2)) {
+        emu_error("EMU_PROFILE: invalid speed profile %d", (int)config->profile);
+        return -EINVAL;
+    }
+
+    if (!(config->profile_latency >= 0) || (config->profile_latency > 1)) {
+        emu_error("EMU_PROFILE_LATENCY: invalid submission latency %g s "
+                  "(0..1)", config->profile_latency);
+        return -EINVAL;
+    }
+
+    if (config->copy_slowdown > 1000) {
+        emu_error("EMU_COPY_SLOWDOWN: invalid copy slowdown %u (0..1000)",
+                  config->copy_slowdown);
+        return -EINVAL;
+    }
+
     if ((config->lockup != GAUDI_EMU_LOCKUP_RESET) &&
         (config->lockup != GAUDI_EMU_LOCKUP_NEEDS_RESET)) {
         emu_error("EMU_RESET_ON_LOCKUP: invalid CS timeout behaviour %d",
@@ -127,6 +145,14 @@ static int emu_config_check(const gaudi_emu_config_t *config,
 
     if (asic == NULL) {
         emu_error("invalid emulated ASIC %d", (int)config->asic);
+        return -EINVAL;
+    }
+
+    if ((config->profile == GAUDI_EMU_PROFILE_GAUDI2) &&
+        (asic->asic != UCT_GAUDI_ASIC_GAUDI2)) {
+        /* its engines and queues are a Gaudi2's */
+        emu_error("EMU_PROFILE: the gaudi2 speed profile needs an emulated "
+                  "Gaudi2 (EMU_ASIC)");
         return -EINVAL;
     }
 
@@ -275,6 +301,9 @@ int emu_config_same(const gaudi_emu_config_t *config)
            (config->page_fault_cs_only == emu_g.cfg.page_fault_cs_only) &&
            (config->dram_bar_size == emu_g.cfg.dram_bar_size) &&
            (config->pci_topology == emu_g.cfg.pci_topology) &&
+           (config->profile == emu_g.cfg.profile) &&
+           (config->profile_latency == emu_g.cfg.profile_latency) &&
+           (config->copy_slowdown == emu_g.cfg.copy_slowdown) &&
            emu_config_str_same(((config->oot_version != NULL) &&
                                 (config->oot_version[0] != '\0')) ?
                                config->oot_version :

@@ -69,6 +69,9 @@ typedef struct emu_job {
     uint32_t size;
     uint64_t cb_va;           /* user CB: device address of packets  */
     uint8_t  *copy;           /* kernel CB: copy made at submission  */
+    uint64_t to_dev;          /* bytes it moved host -> device, ...  */
+    uint64_t to_host;         /* ... device -> host (or to a peer)   */
+    uint64_t bytes;           /* ... in all (the rest: within HBM)   */
 } emu_job_t;
 
 typedef enum {
@@ -86,10 +89,27 @@ typedef struct emu_cs {
     int            fault;     /* emu_cs_fault_t                      */
     uint64_t       epoch;     /* device reset epoch at submission    */
     uint64_t       submit_ns; /* when it was accepted                */
+    uint64_t       model_submit_ns; /* the same on the model clock   */
+    uint64_t       model_done_ns;   /* completion on the model clock */
     uint64_t       done_ns;   /* modelled completion time            */
     unsigned       num_jobs;
     emu_job_t      *jobs;
 } emu_cs_t;
+
+/* The speed profile's state of a context (emu_model.c): times on the
+ * model clock, which stands still while the emulator copies */
+#define EMU_MODEL_ENGINES 80  /* Gaudi2: 4 queues (streams) per engine */
+
+typedef struct emu_model {
+    uint64_t copy_ns;        /* wall time of the copies that ended      */
+    uint64_t copy_begin_ns;  /* wall start of the copy running, or 0    */
+    uint64_t engine_free_ns[EMU_MODEL_ENGINES];
+    uint64_t link_free_ns[2]; /* PCIe: to the device, to the host       */
+    uint64_t hbm_free_ns;
+    uint64_t cs_count;
+    uint64_t depth_sum;
+    unsigned depth_max;
+} emu_model_t;
 
 /* An open emulated node (compute or control) */
 typedef struct emu_ctx {
@@ -114,6 +134,7 @@ typedef struct emu_ctx {
     uint64_t        drops[EMU_DROP_LAST];
     uint64_t        next_seq;
     uint64_t        last_done_ns;
+    emu_model_t     model;       /* the speed profile's (emu_model.c)   */
     int             restored;
     emu_cs_t        *ring;       /* cs_window entries                   */
     uint64_t        cs_window;   /* the ASIC's max_pending_cs           */

@@ -10,6 +10,7 @@
 #include "emu_fault.h"
 #include "emu_fd.h"
 #include "emu_global.h"
+#include "emu_model.h"
 #include "emu_pkt.h"
 #include "emu_reset.h"
 #include "emu_va.h"
@@ -171,9 +172,19 @@ static int emu_exec_page_fault_resets(void)
            !emu_g.cfg.page_fault_cs_only;
 }
 
+/* What a job moved: @stats's growth from @before, for the speed profile */
+static void emu_exec_account_job(emu_job_t *job, const emu_pkt_stats_t *before,
+                                 const emu_pkt_stats_t *stats)
+{
+    job->bytes   = stats->bytes - before->bytes;
+    job->to_dev  = stats->to_dev - before->to_dev;
+    job->to_host = stats->to_host - before->to_host;
+}
+
 static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
                              emu_pkt_stats_t *stats)
 {
+    emu_pkt_stats_t before;
     unsigned i;
     int ret;
 
@@ -193,7 +204,9 @@ static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
     }
 
     for (i = 0; i < cs->num_jobs; ++i) {
-        ret = emu_exec_job(ctx, &cs->jobs[i], stats);
+        before = *stats;
+        ret    = emu_exec_job(ctx, &cs->jobs[i], stats);
+        emu_exec_account_job(&cs->jobs[i], &before, stats);
         if (ret == -ETIMEDOUT) {
             /* a peer read the platform does not route: the engine waits
              * for a completion that never comes, until TDR (cs_timedout)
@@ -221,17 +234,6 @@ static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,
     return HL_WAIT_CS_STATUS_COMPLETED;
 }
 
-static uint64_t emu_exec_model_ns(uint64_t bytes)
-{
-    double ns = emu_g.cfg.latency * 1e9;
-
-    if (emu_g.cfg.bandwidth > 0) {
-        ns += (double)bytes * 1e9 / emu_g.cfg.bandwidth;
-    }
-
-    return (uint64_t)ns;
-}
-
 /* Take the oldest queued CS, execute it and publish its completion;
  * returns the time it ended. ctx->lock held on entry and exit (dropped while
  * the DMA runs); the caller checked that a CS is queued and nobody else
@@ -241,7 +243,7 @@ static uint64_t emu_exec_next(emu_ctx_t *ctx)
     emu_shm_dev_t *sdev = ctx->sdev;
     emu_pkt_stats_t stats = {0};
     emu_cs_t *cs = ctx->fifo_head;
-    uint64_t start, end;
+    uint64_t begin, end;
     uint32_t status;
 
     ctx->fifo_head = cs->next;
@@ -249,24 +251,25 @@ static uint64_t emu_exec_next(emu_ctx_t *ctx)
         ctx->fifo_tail = NULL;
     }
     ctx->executing = 1;
+    begin          = emu_now_ns();
+    emu_model_copy_begin(ctx, begin);
 
     pthread_mutex_unlock(&ctx->lock);
     status = emu_exec_run(ctx, cs, &stats);
-    end    = emu_now_ns();
+    end    = emu_model_slow_copy(begin);
     pthread_mutex_lock(&ctx->lock);
 
-    /* The modelled engine starts a CS when it is submitted and the one
-     * before it is done; the emulator's own copy time overlaps that, so a
-     * CS executed late (nobody polled) is not charged the model again */
-    start             = emu_max(cs->submit_ns, ctx->last_done_ns);
-    cs->done_ns       = emu_max(start + emu_exec_model_ns(stats.bytes), end);
-    ctx->last_done_ns = cs->done_ns;
+    /* a CS executed late (nobody polled) is not charged the model again:
+     * the model counts from its submission */
+    cs->done_ns       = emu_model_done(ctx, cs, begin, end);
+    ctx->last_done_ns = emu_max(ctx->last_done_ns, cs->done_ns);
     cs->status        = status;
     cs->state         = EMU_CS_DONE;
     ctx->executing    = 0;
     emu_exec_free_jobs(cs);
 
-    __atomic_store_n(&sdev->last_done_ns, cs->done_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&sdev->last_done_ns, ctx->last_done_ns,
+                     __ATOMIC_RELAXED);
     __atomic_add_fetch(&sdev->bytes_to_dev, stats.to_dev, __ATOMIC_RELAXED);
     __atomic_add_fetch(&sdev->bytes_to_host, stats.to_host,
                        __ATOMIC_RELAXED);
@@ -372,7 +375,7 @@ int emu_exec_submit(emu_ctx_t *ctx, emu_cs_t *cs)
     }
 
     __atomic_add_fetch(&ctx->sdev->cs_queued, 1, __ATOMIC_RELAXED);
-    cs->submit_ns  = emu_now_ns();
+    emu_model_submit(ctx, cs, emu_now_ns());
     ctx->active_ns = cs->submit_ns;
     cs->next       = NULL;
     if (ctx->fifo_tail != NULL) {
@@ -412,7 +415,7 @@ uint32_t emu_exec_status(emu_ctx_t *ctx, const emu_cs_t *cs, uint64_t now)
     } else if (reset && (cs->done_ns > sdev->reset_ns)) {
         /* still in flight (modelled) when the device reset */
         return HL_WAIT_CS_STATUS_ABORTED;
-    } else if (now >= cs->done_ns) {
+    } else if (emu_model_complete(ctx, cs, now)) {
         return HL_WAIT_CS_STATUS_COMPLETED;
     }
 

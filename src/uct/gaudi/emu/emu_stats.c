@@ -37,6 +37,11 @@ static void emu_stats_add_ctx(emu_ctx_t *ctx, void *arg)
         }
     }
     stats->exports += emu_dmabuf_count_alive(ctx);
+    stats->copy_ns         += ctx->model.copy_ns;
+    stats->model_cs        += ctx->model.cs_count;
+    stats->model_depth_sum += ctx->model.depth_sum;
+    stats->model_depth_max  = emu_max(stats->model_depth_max,
+                                      ctx->model.depth_max);
     pthread_mutex_unlock(&ctx->lock);
 }
 

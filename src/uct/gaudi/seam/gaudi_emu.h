@@ -54,6 +54,17 @@ typedef enum {
                                          closes it */
 } gaudi_emu_lockup_t;
 
+/* The speed profiles of the emulator's DMA engines (docs/emulator.md §8b) */
+typedef enum {
+    GAUDI_EMU_PROFILE_NONE   = 0, /* no profile: copies at memory speed, or
+                                     the serial EMU_BW/EMU_LATENCY model */
+    GAUDI_EMU_PROFILE_GAUDI2 = 1  /* a Gaudi2: PCIe Gen4 x16 per direction,
+                                     HBM for device to device, pipelined
+                                     submissions, in model time */
+} gaudi_emu_profile_t;
+
+#define GAUDI_EMU_PROFILE_LATENCY_DEFAULT 8e-6  /* seconds (an assumption) */
+
 /* Defaults of the reset model's times (docs/emulator.md §8a) */
 #define GAUDI_EMU_WATCHDOG_DEFAULT       5.0  /* seconds */
 #define GAUDI_EMU_KILL_DELAY             1.0  /* seconds */
@@ -107,6 +118,14 @@ typedef struct gaudi_emu_config {
     gaudi_emu_pci_topology_t pci_topology; /* what sysfs shows above the
                                               devices, and which peer DMA
                                               the platform forwards */
+    gaudi_emu_profile_t profile;    /* speed profile (replaces bandwidth and
+                                       latency when not NONE) */
+    double            profile_latency; /* the profile's submission-to-start
+                                          latency, seconds (the knob's
+                                          default: ..._LATENCY_DEFAULT) */
+    unsigned          copy_slowdown; /* test: each emulated copy takes this
+                                        many times its time (busy); 0/1 =
+                                        as fast as the CPU copies */
 } gaudi_emu_config_t;
 
 typedef int (*gaudi_emu_init_func_t)(const gaudi_emu_config_t *config,
@@ -159,6 +178,16 @@ typedef struct gaudi_emu_stats {
                                gaudi_emu_set_faults) */
     uint64_t cb_fetch_bytes; /* bytes of user CBs the engines read, as
                                 they fetch packets (not the CBs' sizes) */
+    /* the speed profile's accounting (docs/emulator.md §8b), summed over
+     * this process's open contexts; zero without a profile */
+    uint64_t copy_ns;       /* wall time the emulator spent copying, which
+                               the model clock does not count: model time =
+                               wall time - copy_ns */
+    uint64_t model_cs;      /* CSs timed by the profile */
+    uint64_t model_depth_sum; /* sum over them of the CSs of the context
+                                 in flight (in model time) at submission,
+                                 itself included */
+    unsigned model_depth_max;
 } gaudi_emu_stats_t;
 
 int gaudi_emu_get_stats(gaudi_emu_stats_t *stats);
