@@ -15,16 +15,15 @@
  * CPU, the emulator's does. What the transport and UCX spend stays in.
  *
  * usage: model_bw TL put|get SIZE COUNT
- * prints: "<model GB/s> <wall GB/s> <average CSs in flight> <most>"
+ * prints: "<model GB/s> <wall GB/s> <average CSs in flight> <most> <CSs>"
  */
 
 #define BENCH_NAME "model_bw"
 #include "bench_uct.h"
 
-#include <uct/gaudi/seam/gaudi_emu.h>
-#include <ucs/async/async_fwd.h>
+#include "bench_emu.h"
 
-#include <dlfcn.h>
+#include <ucs/async/async_fwd.h>
 #include <time.h>
 
 
@@ -98,22 +97,6 @@ static void open_iface(bench_t *b, const char *tl)
     CHECK(uct_ep_create(&ep_params, &b->ep) == UCS_OK, "uct_ep_create");
 }
 
-/* The emulator's statistics of this process */
-static void emu_stats(gaudi_emu_stats_t *stats)
-{
-    static gaudi_emu_get_stats_func_t get_stats;
-    void *handle;
-
-    if (get_stats == NULL) {
-        handle = dlopen("libgaudi_emu.so.0", RTLD_NOLOAD | RTLD_NOW);
-        CHECK(handle != NULL, "finding the emulator (UCX_GAUDI_EMU_DEVICES)");
-        get_stats = (gaudi_emu_get_stats_func_t)dlsym(handle,
-                                                      GAUDI_EMU_STATS_SYMBOL);
-        CHECK(get_stats != NULL, "finding " GAUDI_EMU_STATS_SYMBOL);
-    }
-    CHECK(get_stats(stats) == 0, GAUDI_EMU_STATS_SYMBOL);
-}
-
 /* Post @count transfers of @size, as many in flight as the transport
  * takes, and wait for them all */
 static void run(bench_t *b, int put, uct_iov_t *iov, uint64_t remote,
@@ -156,7 +139,7 @@ int main(int argc, char **argv)
     gaudi_emu_stats_t s0, s1;
     uct_allocated_memory_t dev;
     uct_rkey_bundle_t rkey;
-    uint64_t t0, t1, model;
+    uint64_t t0, t1;
     unsigned count;
     uct_mem_h memh;
     uct_iov_t iov;
@@ -206,19 +189,14 @@ int main(int argc, char **argv)
     /* warm up: the first transfers set up what later ones reuse */
     run(&b, put, &iov, (uintptr_t)dev.address, rkey.rkey, 4);
 
-    emu_stats(&s0);
+    CHECK(bench_emu_stats(&s0) == 0, "reading the emulator's statistics "
+          "(UCX_GAUDI_EMU_DEVICES)");
     t0 = now_ns();
     run(&b, put, &iov, (uintptr_t)dev.address, rkey.rkey, count);
     t1 = now_ns();
-    emu_stats(&s1);
-
-    model = (t1 - t0) - (s1.copy_ns - s0.copy_ns);
-    CHECK(s1.model_cs > s0.model_cs, "the speed profile (no CS was timed: "
-          "UCX_GAUDI_EMU_PROFILE)");
-    printf("%.3f %.3f %.2f %u\n", (double)size * count / model,
-           (double)size * count / (t1 - t0),
-           (double)(s1.model_depth_sum - s0.model_depth_sum) /
-           (s1.model_cs - s0.model_cs), s1.model_depth_max);
+    CHECK(bench_emu_stats(&s1) == 0, "reading the emulator's statistics");
+    CHECK(bench_emu_report((uint64_t)size * count, t1 - t0, &s0, &s1) == 0,
+          "the speed profile (no CS was timed: UCX_GAUDI_EMU_PROFILE)");
 
     uct_md_mem_dereg(b.md, memh);
     free(host);

@@ -199,6 +199,16 @@ uint64_t emu_model_done(emu_ctx_t *ctx, emu_cs_t *cs, uint64_t begin,
     return emu_max(done, end);
 }
 
+uint64_t emu_model_wall_done(const emu_ctx_t *ctx, const emu_cs_t *cs)
+{
+    if (!emu_model_profile(NULL)) {
+        return cs->done_ns;
+    }
+
+    /* copies since its execution moved it later on the wall clock */
+    return emu_max(cs->done_ns, cs->model_done_ns + ctx->model.copy_ns);
+}
+
 int emu_model_complete(const emu_ctx_t *ctx, const emu_cs_t *cs,
                        uint64_t now)
 {

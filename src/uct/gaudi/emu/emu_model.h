@@ -47,6 +47,10 @@ uint64_t emu_model_done(emu_ctx_t *ctx, emu_cs_t *cs, uint64_t begin,
 int emu_model_complete(const emu_ctx_t *ctx, const emu_cs_t *cs,
                        uint64_t now);
 
+/* The wall time at which @cs, executed, completes if no copy runs until
+ * then (a waiter's wake-up; the model clock decides, emu_model_complete) */
+uint64_t emu_model_wall_done(const emu_ctx_t *ctx, const emu_cs_t *cs);
+
 /* The test knob EMU_COPY_SLOWDOWN: stretch a copy that began at @begin,
  * busy; returns the time it ends (no lock held) */
 uint64_t emu_model_slow_copy(uint64_t begin);

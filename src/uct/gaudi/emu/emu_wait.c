@@ -9,6 +9,7 @@
 #include "emu_dev.h"
 #include "emu_reset.h"
 #include "emu_exec.h"
+#include "emu_model.h"
 #include "emu_uaccess.h"
 
 #include <string.h>
@@ -63,7 +64,7 @@ static uint32_t emu_wait_seq(emu_ctx_t *ctx, uint64_t seq, uint64_t now,
 
         wake = emu_min(deadline, now + EMU_WAIT_POLL_NS);
         if (cs->state == EMU_CS_DONE) {
-            wake = emu_min(wake, cs->done_ns);
+            wake = emu_min(wake, emu_model_wall_done(ctx, cs));
         }
         emu_wait_until(ctx, wake);
         now = emu_now_ns();
