@@ -29,8 +29,11 @@ esac
 # the copy transport's name in this build (gaudi_copy; gaudi_cpy where
 # UCX's transport names are shorter): the transport of the gaudi_cpy MD
 copy_tl_name() {
+    # awk reads to the end: an early exit would kill ucx_info with SIGPIPE,
+    # which pipefail turns into a failure
     "$PREFIX/bin/ucx_info" -d | awk '/Memory domain: gaudi_cpy$/ { f = 1 }
-                                   f && /Transport:/ { print $3; exit }'
+                                   f && !done && /Transport:/ { print $3;
+                                                               done = 1 }'
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
