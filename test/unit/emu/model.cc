@@ -145,6 +145,10 @@ TEST_F(emu_model, copy_time_not_counted) {
                          &copy);
     EXPECT_GE(model, 2 * link_ns(4 * MIB));
     EXPECT_LT(model, copy / 4) << "copy " << copy << " ns";
+
+    /* the bytes did move: read the device buffer back */
+    memset(m_host, 0, 4 * MIB);
+    run(1, 4 * MIB, {GAUDI2_QUEUE_ID_PDMA_1_0}, true);
     EXPECT_EQ(0, memcmp(m_host, std::vector<uint8_t>(4 * MIB, 0x3c).data(),
                         4 * MIB));
 }

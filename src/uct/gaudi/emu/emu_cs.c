@@ -10,6 +10,7 @@
 #include "emu_cb.h"
 #include "emu_dev.h"
 #include "emu_exec.h"
+#include "emu_model.h"
 #include "emu_fault.h"
 #include "emu_global.h"
 #include "emu_pkt.h"
@@ -173,7 +174,8 @@ static int emu_cs_queue_full(emu_ctx_t *ctx)
         return 1;
     }
 
-    if ((old->state == EMU_CS_DONE) && (old->done_ns <= ctx->active_ns)) {
+    if ((old->state == EMU_CS_DONE) &&
+        emu_model_complete(ctx, old, ctx->active_ns)) {
         return 0;   /* done before the last call: no clock read needed */
     }
 

@@ -77,7 +77,8 @@ typedef struct emu_job {
 typedef enum {
     EMU_CS_FREE = 0,
     EMU_CS_QUEUED,            /* accepted, not executed yet          */
-    EMU_CS_DONE               /* executed; complete once done_ns     */
+    EMU_CS_DONE               /* executed; complete once the model
+                                 says so (emu_model_complete)        */
 } emu_cs_state_t;
 
 typedef struct emu_cs {

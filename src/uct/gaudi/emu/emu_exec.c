@@ -35,7 +35,9 @@
  *   with a poller.
  *
  * Exactly one thread executes at a time (ctx->executing), always the oldest
- * queued CS, so CSs complete in submission order whoever runs them.
+ * queued CS, so CSs execute in submission order whoever runs them. They
+ * complete in that order too, except under a speed profile (emu_model.c),
+ * where CSs on different engines may complete out of order, as on hardware.
  */
 
 
@@ -412,8 +414,10 @@ uint32_t emu_exec_status(emu_ctx_t *ctx, const emu_cs_t *cs, uint64_t now)
         return reset ? HL_WAIT_CS_STATUS_ABORTED : HL_WAIT_CS_STATUS_BUSY;
     } else if (cs->status != HL_WAIT_CS_STATUS_COMPLETED) {
         return cs->status;
-    } else if (reset && (cs->done_ns > sdev->reset_ns)) {
-        /* still in flight (modelled) when the device reset */
+    } else if (reset && !emu_model_complete(ctx, cs, sdev->reset_ns)) {
+        /* still in flight (modelled) when the device reset; with a speed
+         * profile the model clock at the reset is read with the copy time
+         * counted since, which takes the reset as earlier: the harsher */
         return HL_WAIT_CS_STATUS_ABORTED;
     } else if (emu_model_complete(ctx, cs, now)) {
         return HL_WAIT_CS_STATUS_COMPLETED;

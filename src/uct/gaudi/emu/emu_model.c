@@ -64,7 +64,7 @@ static unsigned emu_model_in_flight(const emu_ctx_t *ctx, uint64_t now)
     for (i = 0; i < ctx->cs_window; ++i) {
         cs = &ctx->ring[i];
         if ((cs->state == EMU_CS_QUEUED) ||
-            ((cs->state == EMU_CS_DONE) && (cs->done_ns > now))) {
+            ((cs->state == EMU_CS_DONE) && !emu_model_complete(ctx, cs, now))) {
             ++count;
         }
     }
@@ -203,6 +203,10 @@ uint64_t emu_model_wall_done(const emu_ctx_t *ctx, const emu_cs_t *cs)
 {
     if (!emu_model_profile(NULL)) {
         return cs->done_ns;
+    } else if (ctx->model.copy_begin_ns != 0) {
+        /* the model clock stands still while a copy runs: not before its
+         * end, which wakes the waiters (ctx->cond) */
+        return UINT64_MAX;
     }
 
     /* copies since its execution moved it later on the wall clock */

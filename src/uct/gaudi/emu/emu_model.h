@@ -48,7 +48,8 @@ int emu_model_complete(const emu_ctx_t *ctx, const emu_cs_t *cs,
                        uint64_t now);
 
 /* The wall time at which @cs, executed, completes if no copy runs until
- * then (a waiter's wake-up; the model clock decides, emu_model_complete) */
+ * then (a waiter's wake-up; the model clock decides, emu_model_complete);
+ * UINT64_MAX while a copy runs under a profile (its end wakes waiters) */
 uint64_t emu_model_wall_done(const emu_ctx_t *ctx, const emu_cs_t *cs);
 
 /* The test knob EMU_COPY_SLOWDOWN: stretch a copy that began at @begin,

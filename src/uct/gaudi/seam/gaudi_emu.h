@@ -63,8 +63,6 @@ typedef enum {
                                      submissions, in model time */
 } gaudi_emu_profile_t;
 
-#define GAUDI_EMU_PROFILE_LATENCY_DEFAULT 8e-6  /* seconds (an assumption) */
-
 /* Defaults of the reset model's times (docs/emulator.md §8a) */
 #define GAUDI_EMU_WATCHDOG_DEFAULT       5.0  /* seconds */
 #define GAUDI_EMU_KILL_DELAY             1.0  /* seconds */
@@ -121,8 +119,8 @@ typedef struct gaudi_emu_config {
     gaudi_emu_profile_t profile;    /* speed profile (replaces bandwidth and
                                        latency when not NONE) */
     double            profile_latency; /* the profile's submission-to-start
-                                          latency, seconds (the knob's
-                                          default: ..._LATENCY_DEFAULT) */
+                                          latency, seconds, as given (the
+                                          knob's default is 8 us) */
     unsigned          copy_slowdown; /* test: each emulated copy takes this
                                         many times its time (busy); 0/1 =
                                         as fast as the CPU copies */
