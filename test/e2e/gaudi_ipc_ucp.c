@@ -58,6 +58,8 @@
  * compute fd the process holds (through the driver seam UCX loaded), not by
  * UCX, and then registered with ucp_mem_map; gaudi_ipc cannot export it,
  * so transfers to and from it must still complete (staged), byte-exact.
+ * -R: the same by raw ioctl() calls, which UCX's hook of ioctl() sees (a
+ * runtime at work after UCX started): gaudi_ipc exports it.
  *
  * -W (wake-up): the worker is created with UCP_FEATURE_WAKEUP, and both
  * sides wait for their requests and data by sleeping in ucp_worker_wait()
@@ -132,6 +134,7 @@ static struct {
     int               passive;      /* -P: the peer not moving data idles */
     int               self_ep_copy; /* -S: fill/verify through UCP */
     int               app_alloc;    /* -A: buffer allocated by the "app" */
+    int               app_raw;      /* -R: ... by raw ioctl() (hooked) */
     int               wakeup;       /* -W: sleep in ucp_worker_wait */
     const char        *unix_path;   /* -u: control channel's socket */
     size_t            bw_size;      /* -B: bandwidth of puts this size */
@@ -510,6 +513,7 @@ static void ucp_connect(void)
     /* our Gaudi buffer, allocated on the owned device by UCX or (-A) by
      * the application itself, with the driver's own ioctls */
     if (opts.app_alloc) {
+        app_mem.raw = opts.app_raw;
         ucp_gaudi_app_alloc(&app_mem, dev_buf_size);
         dev_buf = app_mem.address;
     }
@@ -912,7 +916,7 @@ static int parse_list(const char *arg, int is_ops)
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-p PORT | -u PATH] [-t TIMEOUT] [-s SIZES] "
-            "[-o OPS] [-1] [-P] [-S] [-A] [-W] [-B SIZE,ITERS] server | "
+            "[-o OPS] [-1] [-P] [-S] [-A|-R] [-W] [-B SIZE,ITERS] server | "
             "client HOST | pair\n"
             "  OPS: comma-separated subset of tag,put,get,am,am_auto\n"
             "  -1: only the client initiates; -P: one-sided check (the "
@@ -922,6 +926,7 @@ static void usage(const char *prog)
             "uct_gaudi_buf_copy\n"
             "  -A: the Gaudi buffer is allocated by ALLOC+MAP ioctls, not "
             "by UCX\n"
+            "  -R: the same by raw ioctl() calls (UCX's hook sees them)\n"
             "  -W: both sides sleep in ucp_worker_wait while they wait "
             "for UCP\n", prog);
     exit(2);
@@ -1099,7 +1104,7 @@ int main(int argc, char **argv)
     pid_t child;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    while ((c = getopt(argc, argv, "p:u:t:s:o:1PSAWB:h")) != -1) {
+    while ((c = getopt(argc, argv, "p:u:t:s:o:1PSARWB:h")) != -1) {
         switch (c) {
         case 'p': opts.port    = atoi(optarg); break;
         case 'u': opts.unix_path = optarg; break;
@@ -1123,6 +1128,7 @@ int main(int argc, char **argv)
         case 'P': opts.passive      = 1; break;
         case 'S': opts.self_ep_copy = 1; break;
         case 'A': opts.app_alloc    = 1; break;
+        case 'R': opts.app_alloc    = 1; opts.app_raw = 1; break;
         case 'W': opts.wakeup       = 1; break;
         default:  usage(argv[0]);
         }

@@ -18,6 +18,11 @@
 #  5. Buffers the application allocated itself (gaudi_ipc_ucp -A: ALLOC + MAP
 #     ioctls on its compute fd, then ucp_mem_map): gaudi_ipc cannot export
 #     them; every operation still completes byte-exact (staged).
+#  5b. The same by raw ioctl() calls, as a runtime at work after UCX
+#     started makes them (gaudi_ipc_ucp -R): UCX's hook of ioctl() learns the
+#     allocation, gaudi_ipc exports it (lanes and imports as in 1), and
+#     nothing is left imported or exported after the UNMAP; also with
+#     UCX_MEMTYPE_CACHE=n.
 #  6. Wake-up (gaudi_ipc_ucp -W): the side that moves the data (the
 #     initiator of put/get, the receiver of tag/AM rendezvous) sleeps in
 #     ucp_worker_wait while gaudi_ipc's DMA runs; it must be woken.
@@ -117,6 +122,20 @@ run_pair app-memory 40 -- -A -o "$all_ops" -s "$all_sizes"
 ok "app-memory: 40 UCP operations byte-exact on buffers the application" \
    "allocated through the driver itself (staged: not exportable)"
 check_released app-memory
+
+# the same by raw ioctl(), which UCX's hook sees: exported, no staging
+run_pair app-runtime 40 -- -R -o "$all_ops" -s "$all_sizes"
+ok "app-runtime: 40 UCP operations byte-exact on buffers the application's" \
+   "runtime allocated by raw ioctl() (learned by UCX's hook)"
+check_ipc_lanes app-runtime
+check_released app-runtime
+# and with UCP's memory-type cache off (detection by the MDs' query)
+run_pair app-runtime-nocache 40 UCX_MEMTYPE_CACHE=n -- -R -o "$all_ops" \
+    -s "$all_sizes"
+ok "app-runtime-nocache: 40 UCP operations byte-exact with" \
+   "UCX_MEMTYPE_CACHE=n"
+check_ipc_lanes app-runtime-nocache
+check_released app-runtime-nocache
 
 run_pair onesided-rndv 18 -- -P -o tag,am,am_auto -s 65536,4194304,16777216
 ok "onesided-rndv: tag and AM rendezvous of 64 KiB..16 MiB (both directions)" \

@@ -70,6 +70,7 @@
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_md.h>
 #include <ucs/config/parser.h>
+#include <ucs/datastruct/list.h>
 #include <ucs/datastruct/mpool.h>
 #include <ucs/memory/memtype_cache.h>
 #include <ucs/memory/rcache.h>
@@ -127,6 +128,25 @@ BEGIN_C_DECLS
  * of a worker that may sleep, are announced in every build:
  * uct_gaudi_iface_query.) */
 #define UCT_GAUDI_COPY_QUEUES_WHEN_FULL UCX_GAUDI_HAVE_UCP_PROTO_V2_DEFAULT
+
+
+/* ---- UCM's relocation patching --------------------------------------- */
+
+/* How UCM hooks a function in every loaded object (and every object loaded
+ * later): ucm_reloc_modify(), which libucm.so exports in every UCX we build
+ * against, from a header no UCX installs (ucm/util/reloc.h). Its argument
+ * has the same layout in 1.13.1 and 1.22: the symbol, our function, the
+ * previous value (UCM fills it in), UCM's list link and a list of objects
+ * to leave alone. UCM keeps the structure in its list for ever. */
+typedef struct uct_gaudi_reloc_patch {
+    const char      *symbol;
+    void            *value;
+    void            *prev_value;
+    ucs_list_link_t list;
+    char            **blacklist;
+} uct_gaudi_reloc_patch_t;
+
+ucs_status_t ucm_reloc_modify(uct_gaudi_reloc_patch_t *patch);
 
 
 /* ---- memory domain ---------------------------------------------------- */

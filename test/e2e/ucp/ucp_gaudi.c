@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 typedef int (*gaudi_ioctl_func_t)(int fd, uct_gaudi_ioc_t ioc, void *arg);
 
@@ -83,13 +84,23 @@ static int app_mem_op(ucp_gaudi_app_mem_t *mem, uint32_t op,
                       union hl_mem_args *args)
 {
     static gaudi_ioctl_func_t ioctl_func;
+    uct_gaudi_abi_t (*abi_func)(void);
+
+    args->in.op = op;
+    if (mem->raw) {
+        abi_func = (uct_gaudi_abi_t (*)(void))ucp_gaudi_lib_symbol(
+                GAUDI_UCT_MODULE_FILE, "uct_gaudi_ioctl_abi");
+        UCP_APP_CHECK(abi_func != NULL, "uct_gaudi_ioctl_abi not found");
+        return ioctl(mem->fd, uct_gaudi_abi_ioctl_code(abi_func(),
+                                                       UCT_GAUDI_IOC_MEMORY),
+                     args);
+    }
 
     if (ioctl_func == NULL) {
         ioctl_func = (gaudi_ioctl_func_t)ucp_gaudi_lib_symbol(
                 GAUDI_UCT_MODULE_FILE, "uct_gaudi_ioctl");
         UCP_APP_CHECK(ioctl_func != NULL, "uct_gaudi_ioctl not found");
     }
-    args->in.op = op;
     return ioctl_func(mem->fd, UCT_GAUDI_IOC_MEMORY, args);
 }
 

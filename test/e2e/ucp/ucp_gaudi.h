@@ -42,8 +42,13 @@ void ucp_gaudi_emu_stats_str(gaudi_emu_get_stats_func_t get_stats,
 
 /* Gaudi memory the application allocated itself: HL_MEM_OP_ALLOC + MAP on
  * the compute fd of this process (the one UCX owns, the same file an
- * application's runtime shares), through the driver seam UCX loaded */
+ * application's runtime shares). With @a raw set before the allocation, by
+ * raw ioctl() calls, as a runtime makes them (UCX's hook of ioctl() sees
+ * them, and routes them to the emulator); else through the driver seam UCX
+ * loaded, which its hook does not see (as a runtime's requests made before
+ * UCX started) */
 typedef struct {
+    int      raw;     /* raw ioctl(), seen by UCX's hook */
     int      fd;      /* the compute fd it is on */
     uint64_t handle;  /* HL_MEM_OP_ALLOC's */
     void     *address; /* the device VA HL_MEM_OP_MAP gave */

@@ -440,7 +440,7 @@ TEST(drv_fault, reset_event_releases_the_device) {
             ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
             ASSERT_EQ(UCS_OK, uct_gaudi_share_export(dev, mem.dva, MB, &exp));
             reset_export.fd = exp.fd;
-            uct_gaudi_mem_set_free_cb(dev, reset_export_free_cb, NULL);
+            uct_gaudi_mem_set_free_cb(dev, reset_export_free_cb, NULL, 1.0);
 
             /* the CS times out (or the 10th ioctl, the copy's first, resets
              * the device) */
@@ -458,7 +458,7 @@ TEST(drv_fault, reset_event_releases_the_device) {
             EXPECT_EQ(UCS_ERR_IO_ERROR,
                       uct_gaudi_dma_memset(dev, mem.dva, 0, 64));
 
-            uct_gaudi_mem_set_free_cb(dev, NULL, NULL);
+            uct_gaudi_mem_set_free_cb(dev, NULL, NULL, 0);
             uct_gaudi_mem_free(dev, &mem);
             uct_gaudi_own_release(dev);
 

@@ -162,10 +162,10 @@ TEST(drv_share, no_export_while_freed) {
         ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
         ASSERT_EQ(UCS_OK, uct_gaudi_share_prepare(dev, mem.dva, MB, &found,
                                                   &base, &length));
-        uct_gaudi_mem_set_free_cb(dev, export_from_free_cb, NULL);
+        uct_gaudi_mem_set_free_cb(dev, export_from_free_cb, NULL, 1.0);
         /* the refused export says so (in the test's log) */
         EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
-        uct_gaudi_mem_set_free_cb(dev, NULL, NULL);
+        uct_gaudi_mem_set_free_cb(dev, NULL, NULL, 0);
         EXPECT_NE(UCS_OK, g_export_in_free)
                 << "an allocation was exported while it was freed";
         ASSERT_TRUE(emu_stats(&stats));

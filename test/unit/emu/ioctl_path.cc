@@ -121,3 +121,25 @@ TEST_F(emu_ioctl_path, info_return_pointer_anywhere) {
     EXPECT_EQ(EFAULT, info(m_fd, HL_INFO_HW_IP_INFO, ro, sizeof(on_stack)));
     munmap(ro, 4096);
 }
+
+/* The request's own argument: an unmapped pointer is EFAULT before the
+ * request runs, a read-only one EFAULT after it ran (_hl_ioctl copies it
+ * in, then out); neither crashes the caller */
+TEST_F(emu_ioctl_path, argument_pointer_checked) {
+    open_ok();
+
+    EXPECT_EQ(-1, m_ops->ioctl(m_fd, code(UCT_GAUDI_IOC_MEMORY), (void*)8));
+    EXPECT_EQ(EFAULT, errno);
+
+    union hl_mem_args *ro;
+    ro = (union hl_mem_args*)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void*)ro);
+    memset(ro, 0, sizeof(*ro));
+    ro->in.op             = HL_MEM_OP_ALLOC;
+    ro->in.alloc.mem_size = 4096;
+    ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+    EXPECT_EQ(-1, m_ops->ioctl(m_fd, code(UCT_GAUDI_IOC_MEMORY), ro));
+    EXPECT_EQ(EFAULT, errno);
+    munmap(ro, 4096);
+}

@@ -47,6 +47,9 @@ typedef struct uct_gaudi_chunk {
     int              shared;    /* to be exported whole, or exported: its
                                    release calls the free callback */
     int              unmapped;  /* release: UNMAP done, FREE pending */
+    int              app;       /* the application's own ALLOC + MAP
+                                   (gaudi_app.h), carved out whole: the
+                                   application releases it, never us */
 } uct_gaudi_chunk_t;
 
 

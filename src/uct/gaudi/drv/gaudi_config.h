@@ -56,6 +56,8 @@ typedef struct uct_gaudi_lib_config {
                                           CPUs, or UCS_ULUNITS_AUTO */
     double            reset_wait;      /* retry an open that says the device
                                           resets (EAGAIN) this long */
+    int               app_memory;      /* hook the application's memory
+                                          requests (gaudi_app.h) */
     int               emu_reset_on_lockup; /* a CS timeout resets */
     double            emu_watchdog;    /* release watchdog, seconds */
     int               emu_kill;        /* kill holders of a reset device */

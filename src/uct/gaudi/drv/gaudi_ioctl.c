@@ -9,6 +9,7 @@
 #endif
 
 #include "gaudi_ioctl.h"
+#include "gaudi_hook.h"
 #include "gaudi_abi_check.h"
 #include "gaudi_seam.h"
 
@@ -54,9 +55,12 @@ static int uct_gaudi_ioctl_raw(int fd, unsigned long request, void *arg)
 {
     int ret;
 
+    /* the hook of the application's requests must not take ours for its */
+    uct_gaudi_hook_own_begin();
     do {
         ret = uct_gaudi_seam_ops->ioctl(fd, request, arg);
     } while ((ret < 0) && (errno == EINTR));
+    uct_gaudi_hook_own_end();
 
     return ret;
 }

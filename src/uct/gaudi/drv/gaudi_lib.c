@@ -102,6 +102,14 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
      "pause between attempts. Another device is never taken instead.",
      ucs_offsetof(uct_gaudi_lib_config_t, reset_wait), UCS_CONFIG_TYPE_TIME},
 
+    {"APP_MEMORY", "y",
+     "Learn the Gaudi memory the application's runtime allocates itself on\n"
+     "the compute node UCX adopts (its HL_IOCTL_MEMORY requests, seen by a\n"
+     "hook of ioctl() in every loaded object, as UCM hooks CUDA's calls), so\n"
+     "that gaudi_ipc shares it with peers and revokes them before its UNMAP.\n"
+     "n: such memory is never exported, and peers stage its transfers.",
+     ucs_offsetof(uct_gaudi_lib_config_t, app_memory), UCS_CONFIG_TYPE_BOOL},
+
     {"EMU_DEVICES", "0",
      "Number of emulated Gaudi devices. 0 (default) uses the real driver and\n"
      "never loads the emulator; N > 0 loads " UCT_GAUDI_EMU_LIB_NAME "\n"

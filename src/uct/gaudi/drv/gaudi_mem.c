@@ -122,6 +122,7 @@ ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev)
     ctx->num_deferred = 0;
     ctx->free_cb       = NULL;
     ctx->free_arg      = NULL;
+    ctx->free_timeout  = 0;
     ctx->free_cb_users = 0;
     pthread_cond_init(&ctx->free_cb_idle, NULL);
     ucs_list_head_init(&ctx->chunks);
@@ -434,6 +435,21 @@ static void uct_gaudi_mem_call_free_cb(uct_gaudi_dev_t *dev, uint64_t dva,
     pthread_mutex_unlock(&ctx->lock);
 }
 
+/* An allocation goes: registrations UCP cached for the range go before the
+ * range can be handed out again (gaudi_ucx_compat.h); no lock held: UCP
+ * deregisters from this call */
+static void uct_gaudi_mem_going(uct_gaudi_dev_t *dev, uint64_t dva,
+                                size_t length)
+{
+    uct_gaudi_ucm_mem_type_free((void*)(uintptr_t)dva, length);
+    if (uct_gaudi_mem_in_memtype_range(dev, dva, length)) {
+        /* UCS's memory-type cache dropped the range on that event too: it
+         * is still device memory (the next allocation there may not be
+         * registered before UCP detects it) */
+        uct_gaudi_mem_memtype_set(dva, length, dev->info->sys_dev);
+    }
+}
+
 /* Release a chunk with no live allocation, or keep it to retry later */
 static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
                                      uct_gaudi_chunk_t *chunk)
@@ -443,6 +459,12 @@ static void uct_gaudi_mem_chunk_drop(uct_gaudi_dev_t *dev,
 
     if (chunk->shared) {
         uct_gaudi_mem_call_free_cb(dev, chunk->dva, chunk->length);
+    }
+
+    if (chunk->app) {
+        /* the application's own: it unmaps and frees it */
+        uct_gaudi_chunk_destroy(chunk);
+        return;
     }
 
     /* an exported chunk may still be imported by a peer: the driver then
@@ -600,15 +622,17 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
 }
 
 void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
-                               uct_gaudi_mem_free_cb_t cb, void *arg)
+                               uct_gaudi_mem_free_cb_t cb, void *arg,
+                               double timeout)
 {
     pthread_mutex_lock(&dev->mem->lock);
     while (dev->mem->free_cb_users > 0) {
         pthread_cond_wait(&dev->mem->free_cb_idle, &dev->mem->lock);
     }
 
-    dev->mem->free_cb  = cb;
-    dev->mem->free_arg = arg;
+    dev->mem->free_cb      = cb;
+    dev->mem->free_arg     = arg;
+    dev->mem->free_timeout = timeout;
     pthread_mutex_unlock(&dev->mem->lock);
 }
 
@@ -659,26 +683,24 @@ ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem)
         return UCS_ERR_INVALID_PARAM;
     }
 
+    region = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
+    if ((region->chunk != NULL) && region->chunk->app) {
+        pthread_mutex_unlock(&dev->mem->lock);
+        ucs_error("%s: 0x%" PRIx64 "+%zu is the application's own device "
+                  "memory, which its runtime frees", dev->name, mem->dva,
+                  mem->length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     /* from here no export marks it (gaudi_ipc exports when a peer asks,
      * from another thread): what is read now decides whether its range is
      * held back or handed out again */
-    region          = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
     region->freeing = 1;
     exported        = region->exported;
     shared          = region->shared;
     pthread_mutex_unlock(&dev->mem->lock);
 
-    /* registrations UCP cached for the range go before the range can be
-     * handed out again (gaudi_ucx_compat.h); no lock held: UCP deregisters
-     * from this call */
-    uct_gaudi_ucm_mem_type_free((void*)(uintptr_t)mem->dva, mem->length);
-    if (uct_gaudi_mem_in_memtype_range(dev, mem->dva, mem->length)) {
-        /* UCS's memory-type cache dropped the range on that event too: it
-         * is still device memory (the next allocation there may not be
-         * registered before UCP detects it) */
-        uct_gaudi_mem_memtype_set(mem->dva, mem->length, dev->info->sys_dev);
-    }
-
+    uct_gaudi_mem_going(dev, mem->dva, mem->length);
     if (shared) {
         uct_gaudi_mem_call_free_cb(dev, mem->dva, mem->length);
     }
@@ -779,6 +801,132 @@ ucs_status_t uct_gaudi_mem_find_chunk(uct_gaudi_dev_t *dev, uint64_t dva,
     pthread_mutex_unlock(&dev->mem->lock);
 
     return status;
+}
+
+ucs_status_t uct_gaudi_mem_app_track(uct_gaudi_dev_t *dev, uint64_t handle,
+                                     uint64_t dva, size_t length)
+{
+    uct_gaudi_chunk_t *chunk;
+    uct_gaudi_mem_t mem;
+    ucs_status_t status;
+
+    status = uct_gaudi_chunk_create(dva, length, handle, &chunk);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* carved out whole: nothing of it is ever given to UCX's allocations */
+    chunk->app = 1;
+    status     = uct_gaudi_chunk_get(chunk, length, &mem.dva, &mem.length);
+    if ((status != UCS_OK) || (mem.dva != dva) || (mem.length != length)) {
+        ucs_error("%s: the application's mapping 0x%" PRIx64 "+%zu is not "
+                  "in whole pages", dev->name, dva, length);
+        uct_gaudi_chunk_destroy(chunk);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = uct_gaudi_mem_track(dev, &mem, chunk);
+    if (status != UCS_OK) {
+        uct_gaudi_chunk_destroy(chunk);
+        return status;
+    }
+
+    pthread_mutex_lock(&dev->mem->lock);
+    ucs_list_add_tail(&dev->mem->chunks, &chunk->list);
+    ++dev->mem->num_chunks;
+    pthread_mutex_unlock(&dev->mem->lock);
+    return UCS_OK;
+}
+
+/* The region of the application's own mapping at exactly @a dva; called
+ * with the memory lock held */
+static uct_gaudi_mem_region_t *uct_gaudi_mem_app_region(uct_gaudi_dev_t *dev,
+                                                        uint64_t dva)
+{
+    ucs_pgt_region_t *pgt_region;
+    uct_gaudi_mem_region_t *region;
+
+    pgt_region = ucs_pgtable_lookup(&dev->mem->allocs, dva);
+    if ((pgt_region == NULL) || (pgt_region->start != dva)) {
+        return NULL;
+    }
+
+    region = ucs_derived_of(pgt_region, uct_gaudi_mem_region_t);
+    return ((region->chunk != NULL) && region->chunk->app) ? region : NULL;
+}
+
+ucs_status_t uct_gaudi_mem_app_unmap_begin(uct_gaudi_dev_t *dev,
+                                           uint64_t dva, uint64_t *handle_p,
+                                           int *shared_p)
+{
+    uct_gaudi_mem_region_t *region;
+    size_t length;
+    int shared;
+
+    pthread_mutex_lock(&dev->mem->lock);
+    region = uct_gaudi_mem_app_region(dev, dva);
+    if ((region == NULL) || region->freeing) {
+        /* not ours to know, or another thread unmaps it now */
+        pthread_mutex_unlock(&dev->mem->lock);
+        return UCS_ERR_NO_ELEM;
+    }
+
+    /* from here no export marks it */
+    region->freeing = 1;
+    shared          = region->shared || region->chunk->shared;
+    length          = region->super.end - region->super.start;
+    *handle_p       = region->chunk->handle;
+    pthread_mutex_unlock(&dev->mem->lock);
+
+    uct_gaudi_mem_going(dev, dva, length);
+    if (shared) {
+        uct_gaudi_mem_call_free_cb(dev, dva, length);
+    }
+
+    *shared_p = shared;
+    return UCS_OK;
+}
+
+void uct_gaudi_mem_app_unmap_end(uct_gaudi_dev_t *dev, uint64_t dva,
+                                 int unmapped)
+{
+    uct_gaudi_mem_region_t *region;
+    uct_gaudi_chunk_t *chunk;
+
+    if (!unmapped) {
+        /* still the application's: it may be registered and shared again
+         * (a new export, with a new identity) */
+        pthread_mutex_lock(&dev->mem->lock);
+        region = uct_gaudi_mem_app_region(dev, dva);
+        if (region != NULL) {
+            region->freeing = 0;
+        }
+        pthread_mutex_unlock(&dev->mem->lock);
+        return;
+    }
+
+    region = uct_gaudi_mem_untrack(dev, dva);
+    if (region == NULL) {
+        return;
+    }
+
+    chunk = region->chunk;
+    ucs_free(region);
+    pthread_mutex_lock(&dev->mem->lock);
+    ucs_list_del(&chunk->list);
+    --dev->mem->num_chunks;
+    pthread_mutex_unlock(&dev->mem->lock);
+    uct_gaudi_chunk_destroy(chunk);
+}
+
+double uct_gaudi_mem_free_timeout(uct_gaudi_dev_t *dev)
+{
+    double timeout;
+
+    pthread_mutex_lock(&dev->mem->lock);
+    timeout = (dev->mem->free_cb != NULL) ? dev->mem->free_timeout : 0;
+    pthread_mutex_unlock(&dev->mem->lock);
+    return timeout;
 }
 
 ucs_status_t uct_gaudi_mem_map_host(uct_gaudi_dev_t *dev, const void *addr,

@@ -78,6 +78,9 @@ typedef struct uct_gaudi_mem_ctx {
     unsigned                 num_deferred;
     uct_gaudi_mem_free_cb_t  free_cb;   /* exported allocation freed */
     void                     *free_arg;
+    double                   free_timeout; /* how long the free callback's
+                                              owner gives importers to let
+                                              go (seconds) */
     unsigned                 free_cb_users; /* calls of free_cb running:
                                                its owner may not go */
     pthread_cond_t           free_cb_idle;  /* free_cb_users dropped to 0 */
@@ -111,11 +114,47 @@ ucs_status_t uct_gaudi_mem_alloc(uct_gaudi_dev_t *dev, size_t length,
 ucs_status_t uct_gaudi_mem_free(uct_gaudi_dev_t *dev, uct_gaudi_mem_t *mem);
 
 
-/* Set (or with NULL clear) the callback of exported allocations' frees;
+/* Set (or with NULL clear) the callback of exported allocations' frees,
+ * and how long its importers may take to let go (@a timeout, seconds);
  * waits for the calls of the previous one that are running (so its owner
  * may go once this returns) */
 void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
-                               uct_gaudi_mem_free_cb_t cb, void *arg);
+                               uct_gaudi_mem_free_cb_t cb, void *arg,
+                               double timeout);
+
+
+/* The timeout of the free callback (0 without one) */
+double uct_gaudi_mem_free_timeout(uct_gaudi_dev_t *dev);
+
+
+/**
+ * The application's runtime mapped its ALLOC handle @a handle at
+ * [dva, dva + length) (gaudi_app.h): from now on it is a live allocation of
+ * its own chunk, found, exported and revoked like UCX's, and never released
+ * by the library.
+ */
+ucs_status_t uct_gaudi_mem_app_track(uct_gaudi_dev_t *dev, uint64_t handle,
+                                     uint64_t dva, size_t length);
+
+
+/**
+ * The application is about to UNMAP its mapping at @a dva: no export marks
+ * it from now on; UCP's cached registrations and (if it was shared, said in
+ * @a shared_p) the importers are told it goes, as at a free. @a handle_p is
+ * its ALLOC handle.
+ *
+ * @return UCS_ERR_NO_ELEM if it is no tracked mapping of the application
+ *         (or another thread unmaps it now).
+ */
+ucs_status_t uct_gaudi_mem_app_unmap_begin(uct_gaudi_dev_t *dev,
+                                           uint64_t dva, uint64_t *handle_p,
+                                           int *shared_p);
+
+
+/* The application's UNMAP of @a dva returned: forget the mapping if it is
+ * gone (@a unmapped), else it is live again */
+void uct_gaudi_mem_app_unmap_end(uct_gaudi_dev_t *dev, uint64_t dva,
+                                 int unmapped);
 
 
 /**

@@ -9,9 +9,11 @@
 #endif
 
 #include "gaudi_own.h"
+#include "gaudi_app.h"
 #include "gaudi_dma.h"
 #include "gaudi_lib.h"
 #include "gaudi_health.h"
+#include "gaudi_hook.h"
 #include "gaudi_ioctl.h"
 #include "gaudi_mem.h"
 #include "gaudi_reset.h"
@@ -424,6 +426,56 @@ static void uct_gaudi_own_memtype_register(uct_gaudi_dev_t *dev)
     dev->memtype_range = 1;
 }
 
+/* The application's memory request (gaudi_hook.h): learned when it is on
+ * the compute fd of the device this process owns (gaudi_app.h) */
+static int uct_gaudi_own_app_mem(int fd, unsigned long request,
+                                 union hl_mem_args *args,
+                                 uct_gaudi_hook_next_t next)
+{
+    uct_gaudi_dev_t *dev = &uct_gaudi_own.dev;
+    int ret, err;
+
+    /* held for the request, which may wait for the importers to let go */
+    pthread_mutex_lock(&uct_gaudi_own.lock);
+    if ((dev->refcount == 0) || (dev->fd != fd) || dev->failed) {
+        pthread_mutex_unlock(&uct_gaudi_own.lock);
+        return next(fd, request, args);
+    }
+
+    ++dev->refcount;
+    pthread_mutex_unlock(&uct_gaudi_own.lock);
+
+    ret = uct_gaudi_app_mem_ioctl(dev, fd, request, args, next);
+    err = errno;
+    uct_gaudi_own_release(dev);
+    errno = err;
+    return ret;
+}
+
+/* From now on learn the memory the application's runtime allocates itself
+ * (Gaudi2+: Gaudi1 DRAM has no handles) */
+static void uct_gaudi_own_app_hook(uct_gaudi_dev_t *dev)
+{
+    ucs_status_t status;
+
+    if (!uct_gaudi_lib_config()->app_memory ||
+        (dev->info->asic < UCT_GAUDI_ASIC_GAUDI2)) {
+        return;
+    }
+
+    status = uct_gaudi_hook_install(
+            uct_gaudi_abi_ioctl_code(uct_gaudi_ioctl_abi(),
+                                     UCT_GAUDI_IOC_MEMORY),
+            uct_gaudi_own_app_mem);
+    if (status != UCS_OK) {
+        uct_gaudi_own_report(UCS_LOG_LEVEL_WARN, "%s: cannot hook ioctl() "
+                             "(%s): Gaudi memory the application allocates "
+                             "itself is not shared with peers, which stage "
+                             "its transfers (UCX_GAUDI_APP_MEMORY)",
+                             dev->name, ucs_status_string(status));
+    }
+}
+
 static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
 {
     uct_gaudi_assign_t assign;
@@ -474,6 +526,7 @@ static ucs_status_t uct_gaudi_own_open(uct_gaudi_dev_t *dev)
     }
 
     uct_gaudi_own_memtype_register(dev);
+    uct_gaudi_own_app_hook(dev);
     /* which device and why: what an MPI job's user checks first */
     ucs_info("%s (module %u, bus %s, NUMA node %d, %s): chosen by %s",
              dev->name, dev->info->module_id, dev->info->bus_id,
@@ -535,6 +588,7 @@ void uct_gaudi_own_release(uct_gaudi_dev_t *dev)
 
     /* no release from the async thread from now on */
     uct_gaudi_reset_unwatch(dev);
+    uct_gaudi_app_forget();
     uct_gaudi_dma_cleanup(dev);
     uct_gaudi_mem_cleanup(dev);
     if (dev->memtype_range) {

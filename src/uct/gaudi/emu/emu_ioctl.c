@@ -6,6 +6,7 @@
 
 #include "emu_common.h"
 #include "emu_ioctl.h"
+#include "emu_uaccess.h"
 #include "emu_cb.h"
 #include "emu_cs.h"
 #include "emu_dev.h"
@@ -101,15 +102,20 @@ static int emu_ioctl_ctx(emu_ctx_t *ctx, unsigned long request, void *arg)
         return emu_ioctl_invalid(); /* the control node serves INFO only */
     }
 
-    if (arg == NULL) {
+    /* _hl_ioctl: the argument is copied in before the request runs and
+     * out after it, and a bad pointer is EFAULT either way (the request
+     * itself has happened when only the copy out fails) */
+    if ((arg == NULL) ||
+        (emu_copy_from_user(&args, (uintptr_t)arg, size) != 0)) {
         return -EFAULT;
     }
 
     ret = -emu_fault_call(emu_fault_ioc_kind(ioc));
     if (ret == 0) {
-        memcpy(&args, arg, size);
         ret = emu_ioctl_dispatch(ctx, ioc, &args);
-        memcpy(arg, &args, size);
+        if (emu_copy_to_user((uintptr_t)arg, &args, size) != 0) {
+            ret = -EFAULT;
+        }
     } else if (emu_ioctl_fault_halts(ioc, -ret)) {
         /* the driver answers CS or WAIT_CS with these only when the device
          * was reset, removed or timed out: its engines no longer run this

@@ -706,7 +706,7 @@ static void uct_gaudi_ipc_md_destroy(uct_gaudi_ipc_md_t *md)
 
     /* no free callback from now on, then no server: a free callback
      * revokes through the server */
-    uct_gaudi_mem_set_free_cb(md->dev, NULL, NULL);
+    uct_gaudi_mem_set_free_cb(md->dev, NULL, NULL, 0);
     uct_gaudi_ipc_srv_stop(&md->srv);
     uct_gaudi_ipc_cache_cleanup(&md->cache);
     kh_foreach_value(&md->by_id, export, {
@@ -811,7 +811,8 @@ uct_gaudi_ipc_md_create(const uct_gaudi_ipc_md_config_t *config,
         goto err_cache;
     }
 
-    uct_gaudi_mem_set_free_cb(md->dev, uct_gaudi_ipc_md_free_cb, md);
+    uct_gaudi_mem_set_free_cb(md->dev, uct_gaudi_ipc_md_free_cb, md,
+                              md->timeout);
     *md_p = md;
     return UCS_OK;
 
