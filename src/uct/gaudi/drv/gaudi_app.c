@@ -11,6 +11,7 @@
 #include "gaudi_app.h"
 #include "gaudi_mem.h"
 
+#include <uct/gaudi/gaudi_ucx_compat.h>
 #include <ucs/datastruct/khash.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/math.h>
