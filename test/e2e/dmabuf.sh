@@ -69,6 +69,14 @@ grep -q 'no DMA-BUF of .* memory' "$out" ||
     fail "no error names why the application's memory has no DMA-BUF"
 ok "the refusal is named"
 
+# the application's runtime at work after UCX owns the device (raw
+# ioctl(), seen by UCX's hook): its memory is exported as UCX's is, from
+# inside its mapping and in the 6.1 handle form as well
+run_case "Gaudi2, DRM ABI, the runtime's memory seen by the hook" -r -a -i
+ok "the runtime's memory (hooked): DMA-BUF from its start and from inside"
+UCX_GAUDI_EMU_ABI=misc run_case "Gaudi2, 6.1 ABI, hooked runtime memory" -r -a
+ok "the runtime's memory (hooked): DMA-BUF in the 6.1 handle form"
+
 # Gaudi1: physical HBM
 UCX_GAUDI_EMU_ASIC=gaudi1 run_case "Gaudi1" -u
 

@@ -269,6 +269,9 @@ static void test_ucx_alloc(void)
  * UCX owns (the same file the runtime and UCX share), through the driver
  * seam UCX loaded */
 #define APP_SIZE (4 * 1024 * 1024)
+/* -r: by raw ioctl(), which UCX's hook sees: exported as UCX's memory is,
+ * from inside the mapping too and in the driver's handle form */
+static int app_raw = 0;
 static void test_app_alloc(int expect_ok, int inside)
 {
     ucp_gaudi_app_mem_t mem;
@@ -277,6 +280,7 @@ static void test_app_alloc(int expect_ok, int inside)
     size_t reg_length;
     ucp_mem_h memh;
 
+    mem.raw = app_raw;
     ucp_gaudi_app_alloc(&mem, APP_SIZE);
     dev = mem.address;
 
@@ -340,15 +344,17 @@ int main(int argc, char **argv)
     void *warm, *in;
     int c, fds0;
 
-    while ((c = getopt(argc, argv, "uaAin")) != -1) {
+    while ((c = getopt(argc, argv, "uaAinr")) != -1) {
         switch (c) {
+        case 'r': app_raw = 1; break;
         case 'u': ucx = 1; break;
         case 'a': app = 1; break;
         case 'A': app_fail = 1; break;
         case 'i': inside = 1; break;
         case 'n': none = 1; break;
         default:
-            fprintf(stderr, "usage: gaudi_dmabuf_ucp [-u] [-a|-A] [-i] [-n]\n");
+            fprintf(stderr, "usage: gaudi_dmabuf_ucp [-u] [-a|-A] [-i] [-n] "
+                    "[-r]\n");
             return 2;
         }
     }
@@ -374,10 +380,10 @@ int main(int argc, char **argv)
     }
     /* the application's memory first: see the warm-up above */
     if (app || app_fail) {
-        test_app_alloc(app, 0);
+        test_app_alloc(app || app_raw, 0);
     }
     if (inside) {
-        test_app_alloc(0, 1);
+        test_app_alloc(app_raw, 1);
     }
     if (ucx) {
         test_ucx_alloc();

@@ -347,9 +347,10 @@ static ucs_status_t uct_gaudi_copy_mem_free(uct_md_h tl_md, uct_mem_h tl_memh)
 /*
  * A DMA-BUF of [address, address + length) for another MD to register
  * (UCP closes it after that registration; the importer keeps what it needs).
- * Memory UCX allocated is exported as gaudi_ipc exports it (the allocation,
- * or its chunk, per driver form); the application's memory by its address
- * where the driver allows. A new export each time: UCP caches the
+ * Memory UCX allocated, or saw the application's runtime allocate
+ * (drv/gaudi_app.h), is exported as gaudi_ipc exports it (the allocation,
+ * or its chunk, per driver form); other memory by its address where the
+ * driver allows. A new export each time: UCP caches the
  * registrations that result, and an export pins its memory only while
  * someone holds it.
  */
@@ -372,8 +373,9 @@ uct_gaudi_copy_md_dmabuf(uct_gaudi_copy_md_t *md, const void *address,
 
     if (status != UCS_OK) {
         ucs_error("gaudi_cpy: no DMA-BUF of %s memory %p..%p for a memory "
-                  "domain that registers DMA-BUFs: %s (memory not allocated "
-                  "through UCX is exported only where the driver exports by "
+                  "domain that registers DMA-BUFs: %s (memory UCX did not "
+                  "see allocated, such as the runtime's from before "
+                  "ucp_init, is exported only where the driver exports by "
                   "address; UCX_GAUDI_COPY_DMABUF=n stages it through host "
                   "memory instead)", md->dev->name, address,
                   UCS_PTR_BYTE_OFFSET(address, length),
