@@ -423,3 +423,20 @@ TEST(drv_own, assign_failure_said_once) {
         EXPECT_EQ(2u, log.count("HLS_MODULE_ID=9"));
     });
 }
+
+/* The serial timing knobs mean nothing under a profile: said, not dropped
+ * silently */
+TEST(drv_own, emu_timing_knobs_under_profile) {
+    emu_node(1)
+            .env("UCX_GAUDI_EMU_PROFILE", "gaudi2")
+            .env("UCX_GAUDI_EMU_LATENCY", "5us")
+            .run_with_device([](uct_gaudi_dev_t *dev, log_capture &log) {
+        EXPECT_EQ(1u, log.count("UCX_GAUDI_EMU_BW and UCX_GAUDI_EMU_LATENCY "
+                                "are ignored"));
+    });
+    emu_node(1)
+            .env("UCX_GAUDI_EMU_LATENCY", "5us")
+            .run_with_device([](uct_gaudi_dev_t *dev, log_capture &log) {
+        EXPECT_EQ(0u, log.count("are ignored"));
+    });
+}

@@ -151,6 +151,14 @@ ucs_status_t uct_gaudi_seam_select(const uct_gaudi_lib_config_t *config)
     }
 
     uct_gaudi_seam_emu_config(config, &emu_config);
+    if ((emu_config.profile != GAUDI_EMU_PROFILE_NONE) &&
+        ((emu_config.bandwidth > 0) || (emu_config.latency > 0))) {
+        /* the profile times every CS itself */
+        ucs_warn("UCX_GAUDI_EMU_BW and UCX_GAUDI_EMU_LATENCY are ignored: "
+                 "UCX_GAUDI_EMU_PROFILE models the DMA (its latency is "
+                 "UCX_GAUDI_EMU_PROFILE_LATENCY)");
+    }
+
     ret = init(&emu_config, &ops);
     if ((ret != 0) || (ops == NULL)) {
         ucs_error("failed to initialize the Gaudi emulator (%u devices): %s "
