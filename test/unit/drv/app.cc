@@ -20,6 +20,7 @@ extern "C" {
 }
 
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <errno.h>
 #include <unistd.h>
 
@@ -335,5 +336,140 @@ TEST(drv_app, bad_argument_pointer) {
         errno = 0;
         EXPECT_EQ(-1, ioctl(fd, request, NULL));
         EXPECT_EQ(EFAULT, errno);
+    });
+}
+
+/* An argument that starts in readable memory and ends in unmapped memory:
+ * EFAULT, as from the driver, and nothing read past the readable part */
+TEST(drv_app, argument_across_unmapped_page) {
+    with_runtime(emu_node(2), [](uct_gaudi_dev_t *dev, int fd) {
+        unsigned long request;
+        uint8_t *pages;
+        void *arg;
+
+        request = uct_gaudi_abi_ioctl_code(uct_gaudi_ioctl_abi(),
+                                           UCT_GAUDI_IOC_MEMORY);
+        pages   = (uint8_t*)mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ASSERT_NE(MAP_FAILED, (void*)pages);
+        ASSERT_EQ(0, munmap(pages + 4096, 4096));
+        memset(pages, 0, 4096);
+        arg = pages + 4096 - 16;    /* op and flags on the unmapped page */
+        errno = 0;
+        EXPECT_EQ(-1, ioctl(fd, request, arg));
+        EXPECT_EQ(EFAULT, errno);
+        munmap(pages, 4096);
+    });
+}
+
+/* The driver did the UNMAP but the argument could not be written back:
+ * EFAULT, as from the driver, and the mapping is forgotten all the same */
+TEST(drv_app, unmap_with_read_only_argument) {
+    with_runtime(emu_node(2), [](uct_gaudi_dev_t *dev, int fd) {
+        union hl_mem_args *ro;
+        uint64_t handle, dva;
+
+        handle = runtime_alloc(fd, MB);
+        dva    = runtime_map(fd, handle);
+        ASSERT_TRUE(tracked(dev, dva, MB));
+        ro = (union hl_mem_args*)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ASSERT_NE(MAP_FAILED, (void*)ro);
+        memset(ro, 0, sizeof(*ro));
+        ro->in.op                     = HL_MEM_OP_UNMAP;
+        ro->in.unmap.device_virt_addr = dva;
+        ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+        errno = 0;
+        EXPECT_EQ(-1, ioctl(fd, uct_gaudi_abi_ioctl_code(
+                                    uct_gaudi_ioctl_abi(),
+                                    UCT_GAUDI_IOC_MEMORY), ro));
+        EXPECT_EQ(EFAULT, errno);
+        munmap(ro, 4096);
+        EXPECT_FALSE(tracked(dev, dva, MB)) << "unmapped, yet still tracked";
+        EXPECT_EQ(0, runtime_free(fd, handle)) << strerror(errno);
+    });
+}
+
+/* An UNMAP the hook never saw (a raw syscall, a dup of the fd): the next
+ * mapping the driver gives out there replaces the stale one, whose
+ * importers are told, and UCX's own allocations still work */
+TEST(drv_app, unmap_behind_the_hook) {
+    with_runtime(emu_node(2), [](uct_gaudi_dev_t *dev, int fd) {
+        union hl_mem_args args;
+        uct_gaudi_mem_t mem;
+        uint64_t handle, dva, dva2, handle2;
+
+        handle = runtime_alloc(fd, MB);
+        dva    = runtime_map(fd, handle);
+        ASSERT_TRUE(tracked(dev, dva, MB));
+        g_free_calls       = 0;
+        g_importer_answers = true;
+        uct_gaudi_mem_set_free_cb(dev, revoke_cb, NULL, 1.0);
+        {
+            uct_gaudi_mem_t found;
+            uint64_t base;
+            size_t length;
+
+            /* to be exported (a peer's key names it) */
+            ASSERT_EQ(UCS_OK, uct_gaudi_share_prepare(dev, dva, MB, &found,
+                                                      &base, &length));
+        }
+
+        /* behind the hook: straight to the driver */
+        memset(&args, 0, sizeof(args));
+        args.in.op                     = HL_MEM_OP_UNMAP;
+        args.in.unmap.device_virt_addr = dva;
+        ASSERT_EQ(0, uct_gaudi_seam_ops->ioctl(
+                             fd, uct_gaudi_abi_ioctl_code(
+                                     uct_gaudi_ioctl_abi(),
+                                     UCT_GAUDI_IOC_MEMORY), &args));
+        EXPECT_TRUE(tracked(dev, dva, MB)) << "the hook could not know";
+        EXPECT_EQ(0, runtime_free(fd, handle));
+
+        /* the range is given out again: to the runtime ... */
+        handle2 = runtime_alloc(fd, MB);
+        dva2    = runtime_map(fd, handle2);
+        ASSERT_EQ(dva, dva2) << "the driver did not reuse the range";
+        EXPECT_TRUE(tracked(dev, dva2, MB));
+        EXPECT_EQ(1u, g_free_calls) << "the stale export's importers";
+        EXPECT_EQ(0, runtime_unmap(fd, dva2));
+        EXPECT_EQ(0, runtime_free(fd, handle2));
+
+        /* ... and to UCX, after another UNMAP behind the hook */
+        handle = runtime_alloc(fd, MB);
+        dva    = runtime_map(fd, handle);
+        memset(&args, 0, sizeof(args));
+        args.in.op                     = HL_MEM_OP_UNMAP;
+        args.in.unmap.device_virt_addr = dva;
+        ASSERT_EQ(0, uct_gaudi_seam_ops->ioctl(
+                             fd, uct_gaudi_abi_ioctl_code(
+                                     uct_gaudi_ioctl_abi(),
+                                     UCT_GAUDI_IOC_MEMORY), &args));
+        EXPECT_EQ(0, runtime_free(fd, handle));
+        ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+        EXPECT_EQ(UCS_OK, uct_gaudi_dma_memset(dev, mem.dva, 0x11, MB));
+        EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+        uct_gaudi_mem_set_free_cb(dev, NULL, NULL, 0);
+    });
+}
+
+/* A page size the device does not offer is ignored by the driver (the
+ * default is used): the mapping is tracked at its real length */
+TEST(drv_app, page_size_not_offered) {
+    with_runtime(emu_node(2), [](uct_gaudi_dev_t *dev, int fd) {
+        union hl_mem_args args;
+        uint64_t handle, dva, base;
+        size_t length;
+
+        memset(&args, 0, sizeof(args));
+        args.in.alloc.mem_size  = MB;
+        args.in.alloc.page_size = 8 * MB;
+        ASSERT_EQ(0, runtime_mem(fd, HL_MEM_OP_ALLOC, &args));
+        handle = args.out.handle;
+        dva    = runtime_map(fd, handle);
+        ASSERT_TRUE(tracked(dev, dva, MB, &base, &length));
+        EXPECT_EQ(dev->mem->granule, length);
+        EXPECT_EQ(0, runtime_unmap(fd, dva));
+        EXPECT_EQ(0, runtime_free(fd, handle));
     });
 }

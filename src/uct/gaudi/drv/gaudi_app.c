@@ -9,6 +9,7 @@
 #endif
 
 #include "gaudi_app.h"
+#include "gaudi_ioctl.h"
 #include "gaudi_mem.h"
 
 #include <uct/gaudi/gaudi_ucx_compat.h>
@@ -32,8 +33,9 @@
 /* An ALLOC handle of the application */
 typedef struct {
     size_t length;    /* what a MAP of it maps: its size in whole pages */
-    int    exported;  /* unmapped while shared: the 6.1 form exports the
-                         handle, and its FREE waits for the importers */
+    int    exported;  /* unmapped while shared under the 6.1 handle form,
+                         which refuses the FREE while a DMA-BUF lives: the
+                         FREE waits for the importers */
 } uct_gaudi_app_handle_t;
 
 
@@ -126,19 +128,39 @@ static int uct_gaudi_app_call(uct_gaudi_dev_t *dev, int fd,
     }
 
     err = errno;
-    if (ret < 0) {
+    if ((ret < 0) && (err == EINVAL)) {
         ucs_warn("%s: the application's %s 0x%" PRIx64 " still fails "
                  "after %.3f s (%u attempts): %s; its peers did not let go of "
                  "the memory within UCX_GAUDI_IPC_TIMEOUT", dev->name, what,
                  value, ucs_time_to_sec(ucs_get_time() - start), attempts,
                  strerror(err));
-    } else {
+    } else if (ret == 0) {
         ucs_debug("%s: the application's %s 0x%" PRIx64 " (shared) done "
                   "after %u attempts, %.6f s", dev->name, what, value,
                   attempts, ucs_time_to_sec(ucs_get_time() - start));
     }
     errno = err;
     return ret;
+}
+
+/* Whether the device offers ALLOC pages of @a page bytes, which a user may
+ * ask for (HL_INFO_DEV_MEM_ALLOC_PAGE_SIZES: none where it may not) */
+static int uct_gaudi_app_offers_page(uct_gaudi_dev_t *dev, int fd,
+                                     uint64_t page)
+{
+    struct hl_info_dev_memalloc_page_sizes sizes;
+
+    if ((page == 0) || !ucs_is_pow2(page)) {
+        return 0;
+    }
+
+    memset(&sizes, 0, sizeof(sizes));
+    if (uct_gaudi_ioctl_info(fd, HL_INFO_DEV_MEM_ALLOC_PAGE_SIZES, &sizes,
+                             sizeof(sizes)) != 0) {
+        return 0;
+    }
+
+    return (sizes.page_order_bitmask & page) != 0;
 }
 
 static int uct_gaudi_app_alloc(uct_gaudi_dev_t *dev, int fd,
@@ -155,9 +177,11 @@ static int uct_gaudi_app_alloc(uct_gaudi_dev_t *dev, int fd,
         return ret;
     }
 
-    /* the driver allocates whole pages of the asked size (its default when
-     * 0), and a MAP maps them all */
-    page = (page != 0) ? page : dev->mem->granule;
+    /* the driver allocates whole pages, and a MAP maps them all: of the
+     * asked size where the device lets the user choose it (a size it
+     * offers), else silently of its default (set_alloc_page_size) */
+    page = uct_gaudi_app_offers_page(dev, fd, page) ? page :
+           dev->mem->granule;
     if ((page == 0) || (size > UINT64_MAX - page)) {
         return ret;
     }
@@ -207,18 +231,22 @@ static int uct_gaudi_app_unmap(uct_gaudi_dev_t *dev, int fd,
     uint64_t dva = args->in.unmap.device_virt_addr;
     uct_gaudi_app_handle_t value;
     uint64_t handle;
-    int shared, ret, err;
+    int shared, by_handle, ret, err;
 
     if (uct_gaudi_mem_app_unmap_begin(dev, dva, &handle, &shared) !=
         UCS_OK) {
         return next(fd, request, args);
     }
 
-    ret = uct_gaudi_app_call(dev, fd, request, args, next, shared, "UNMAP of",
-                             dva);
-    err = errno;
+    /* the driver refuses the UNMAP of an exported mapping; the 6.1 handle
+     * form refuses its handle's FREE instead */
+    by_handle = uct_gaudi_ioctl_abi_desc()->export_handle;
+    ret       = uct_gaudi_app_call(dev, fd, request, args, next,
+                                   shared && !by_handle, "UNMAP of", dva);
+    err       = errno;
     uct_gaudi_mem_app_unmap_end(dev, dva, ret == 0);
-    if ((ret == 0) && shared && uct_gaudi_app_handle_get(handle, &value)) {
+    if ((ret == 0) && shared && by_handle &&
+        uct_gaudi_app_handle_get(handle, &value)) {
         value.exported = 1;
         uct_gaudi_app_handle_set(handle, &value);
     }

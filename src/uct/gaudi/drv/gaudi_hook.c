@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -85,19 +86,57 @@ static int uct_gaudi_hook_next(int fd, unsigned long request, void *arg)
     return uct_gaudi_hook_prev()(fd, request, arg);
 }
 
-/* Whether the application's argument can be read: a bad pointer the
- * driver would answer with EFAULT must not crash us. The kernel reads it
- * for us (process_vm_readv); where that is not allowed (seccomp), it is
- * trusted as the driver's caller trusts it. */
-static int uct_gaudi_hook_readable(const void *arg, size_t size)
+/* Copy between the application's argument and ours, by the kernel: a bad
+ * pointer is an error, never a crash. 0, or -1 with errno: EFAULT for
+ * memory that cannot be read (written) whole; another errno where the
+ * check is not allowed (seccomp) */
+static int uct_gaudi_hook_copy(void *ours, void *theirs, size_t size,
+                               int to_app)
 {
-    union hl_mem_args copy;
-    struct iovec local  = {&copy, sizeof(copy)};
-    struct iovec remote = {(void*)arg, size};
+    struct iovec local  = {ours, size};
+    struct iovec remote = {theirs, size};
+    ssize_t n;
 
-    ucs_assert(size <= sizeof(copy));
-    return (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
-            (ssize_t)size) || ((errno != EFAULT) && (errno != ENOMEM));
+    n = to_app ? process_vm_writev(getpid(), &local, 1, &remote, 1, 0) :
+                 process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    if (n == (ssize_t)size) {
+        return 0;
+    }
+
+    if ((n >= 0) || (errno == ENOMEM)) {
+        errno = EFAULT; /* a part of it only */
+    }
+    return -1;
+}
+
+/*
+ * The application's memory request, run as _hl_ioctl runs it: on a copy of
+ * its argument, copied back afterwards whatever the answer, and EFAULT for
+ * a pointer that cannot be read (nothing happens) or written (the request
+ * has happened). What the callback reads is what the driver gets, whatever
+ * another thread does to the argument meanwhile.
+ */
+static int uct_gaudi_hook_mem(int fd, unsigned long request, void *arg,
+                              uct_gaudi_hook_mem_cb_t cb)
+{
+    union hl_mem_args args;
+    int ret, err;
+
+    if (uct_gaudi_hook_copy(&args, arg, sizeof(args), 0) != 0) {
+        /* unreadable: the driver's EFAULT; not checkable here: in place,
+         * trusted as the driver's caller trusts it */
+        return (errno == EFAULT) ? uct_gaudi_hook_next(fd, request, arg) :
+               cb(fd, request, (union hl_mem_args*)arg, uct_gaudi_hook_next);
+    }
+
+    ret = cb(fd, request, &args, uct_gaudi_hook_next);
+    err = errno;
+    if (uct_gaudi_hook_copy(&args, arg, sizeof(args), 1) != 0) {
+        return -1;      /* EFAULT */
+    }
+
+    errno = err;
+    return ret;
 }
 
 static int uct_gaudi_hook_ioctl(int fd, unsigned long request, ...)
@@ -110,19 +149,41 @@ static int uct_gaudi_hook_ioctl(int fd, unsigned long request, ...)
     arg = va_arg(ap, void*);
     va_end(ap);
 
-    /* every other request, and ours, go on untouched */
-    if (ucs_likely((request != uct_gaudi_hook.mem_request) ||
+    /* every other request, and ours, go on untouched (the kernel reads the
+     * request as 32 bits: a sign-extended one is the same request) */
+    if (ucs_likely(((uint32_t)request !=
+                    (uint32_t)uct_gaudi_hook.mem_request) ||
                    (uct_gaudi_hook_own_depth > 0))) {
         return uct_gaudi_hook_prev()(fd, request, arg);
     }
 
     cb = *(uct_gaudi_hook_mem_cb_t volatile*)&uct_gaudi_hook.cb;
-    if ((cb == NULL) ||
-        !uct_gaudi_hook_readable(arg, sizeof(union hl_mem_args))) {
+    if (cb == NULL) {
         return uct_gaudi_hook_next(fd, request, arg);
     }
 
-    return cb(fd, request, (union hl_mem_args*)arg, uct_gaudi_hook_next);
+    return uct_gaudi_hook_mem(fd, request, arg, cb);
+}
+
+/* A forked child does not own its parent's device (nor its importers):
+ * its requests go to the driver unseen */
+static void uct_gaudi_hook_atfork_child(void)
+{
+    uct_gaudi_hook.cb = NULL;
+}
+
+/* The patched entries point into this library for ever: it must never be
+ * unloaded (UCX does not unload modules, but nothing says so) */
+static void uct_gaudi_hook_pin(void)
+{
+    Dl_info info;
+
+    if (dladdr((void*)uct_gaudi_hook_ioctl, &info) &&
+        (info.dli_fname != NULL) &&
+        (dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) ==
+         NULL)) {
+        ucs_debug("cannot pin %s: %s", info.dli_fname, dlerror());
+    }
 }
 
 ucs_status_t uct_gaudi_hook_install(unsigned long mem_request,
@@ -149,6 +210,8 @@ ucs_status_t uct_gaudi_hook_install(unsigned long mem_request,
         goto out;
     }
 
+    uct_gaudi_hook_pin();
+    pthread_atfork(NULL, NULL, uct_gaudi_hook_atfork_child);
     uct_gaudi_hook.installed = 1;
     ucs_debug("ioctl() hooked for the application's Gaudi memory requests "
               "(0x%lx)", mem_request);

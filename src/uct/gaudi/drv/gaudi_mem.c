@@ -150,6 +150,32 @@ err_pgtable:
     return status;
 }
 
+static int uct_gaudi_mem_app_retire(uct_gaudi_dev_t *dev, uint64_t dva,
+                                    size_t length);
+
+
+/* Insert @a region (an application's chunk joins the chunk list at once:
+ * an UNMAP of it may follow on another thread); called with the memory lock
+ * held */
+static ucs_status_t uct_gaudi_mem_insert(uct_gaudi_dev_t *dev,
+                                         uct_gaudi_mem_region_t *region)
+{
+    ucs_status_t status;
+
+    status = ucs_pgtable_insert(&dev->mem->allocs, &region->super);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    ++dev->mem->count;
+    if ((region->chunk != NULL) && region->chunk->app) {
+        ucs_list_add_tail(&dev->mem->chunks, &region->chunk->list);
+        ++dev->mem->num_chunks;
+    }
+
+    return UCS_OK;
+}
+
 static ucs_status_t uct_gaudi_mem_track(uct_gaudi_dev_t *dev,
                                         const uct_gaudi_mem_t *mem,
                                         uct_gaudi_chunk_t *chunk)
@@ -170,11 +196,15 @@ static ucs_status_t uct_gaudi_mem_track(uct_gaudi_dev_t *dev,
     region->freeing     = 0;
 
     pthread_mutex_lock(&dev->mem->lock);
-    status = ucs_pgtable_insert(&dev->mem->allocs, &region->super);
-    if (status == UCS_OK) {
-        ++dev->mem->count;
-    }
+    status = uct_gaudi_mem_insert(dev, region);
     pthread_mutex_unlock(&dev->mem->lock);
+    if ((status == UCS_ERR_ALREADY_EXISTS) &&
+        uct_gaudi_mem_app_retire(dev, mem->dva, mem->length)) {
+        /* the driver gave out a range we still thought the application's */
+        pthread_mutex_lock(&dev->mem->lock);
+        status = uct_gaudi_mem_insert(dev, region);
+        pthread_mutex_unlock(&dev->mem->lock);
+    }
 
     if (status != UCS_OK) {
         ucs_error("%s: failed to track allocation 0x%" PRIx64 "+%zu: %s",
@@ -828,14 +858,9 @@ ucs_status_t uct_gaudi_mem_app_track(uct_gaudi_dev_t *dev, uint64_t handle,
     status = uct_gaudi_mem_track(dev, &mem, chunk);
     if (status != UCS_OK) {
         uct_gaudi_chunk_destroy(chunk);
-        return status;
     }
 
-    pthread_mutex_lock(&dev->mem->lock);
-    ucs_list_add_tail(&dev->mem->chunks, &chunk->list);
-    ++dev->mem->num_chunks;
-    pthread_mutex_unlock(&dev->mem->lock);
-    return UCS_OK;
+    return status;
 }
 
 /* The region of the application's own mapping at exactly @a dva; called
@@ -917,6 +942,76 @@ void uct_gaudi_mem_app_unmap_end(uct_gaudi_dev_t *dev, uint64_t dva,
     --dev->mem->num_chunks;
     pthread_mutex_unlock(&dev->mem->lock);
     uct_gaudi_chunk_destroy(chunk);
+}
+
+/* The application's mappings found overlapping a range, to retire */
+typedef struct {
+    uint64_t dva[8];
+    unsigned count;
+    int      other;  /* something else overlaps: nothing is retired */
+} uct_gaudi_mem_stale_t;
+
+
+static void uct_gaudi_mem_stale_cb(const ucs_pgtable_t *pgtable,
+                                   ucs_pgt_region_t *pgt_region, void *arg)
+{
+    uct_gaudi_mem_region_t *region = ucs_derived_of(pgt_region,
+                                                    uct_gaudi_mem_region_t);
+    uct_gaudi_mem_stale_t *stale   = arg;
+
+    if ((region->chunk == NULL) || !region->chunk->app || region->freeing ||
+        (stale->count == ucs_static_array_size(stale->dva))) {
+        stale->other = 1;
+    } else {
+        stale->dva[stale->count++] = pgt_region->start;
+    }
+}
+
+/*
+ * The driver gave out [dva, dva + length) while the application's mappings
+ * there were still tracked: they were unmapped behind the hook (a request
+ * it did not see: a raw syscall, a dup of the fd). Retire them as at their
+ * UNMAP (the importers are told), so the new mapping can be tracked.
+ * Returns whether the range is free now.
+ */
+static int uct_gaudi_mem_app_retire(uct_gaudi_dev_t *dev, uint64_t dva,
+                                    size_t length)
+{
+    uct_gaudi_mem_stale_t stale = {.count = 0, .other = 0};
+    uct_gaudi_mem_region_t *region;
+    unsigned i;
+    int shared;
+
+    pthread_mutex_lock(&dev->mem->lock);
+    ucs_pgtable_search_range(&dev->mem->allocs, dva, dva + length - 1,
+                             uct_gaudi_mem_stale_cb, &stale);
+    for (i = 0; !stale.other && (i < stale.count); ++i) {
+        uct_gaudi_mem_app_region(dev, stale.dva[i])->freeing = 1;
+    }
+    pthread_mutex_unlock(&dev->mem->lock);
+    if (stale.other) {
+        return 0;
+    }
+
+    for (i = 0; i < stale.count; ++i) {
+        pthread_mutex_lock(&dev->mem->lock);
+        region = uct_gaudi_mem_app_region(dev, stale.dva[i]);
+        shared = region->shared || region->chunk->shared;
+        length = region->super.end - region->super.start;
+        pthread_mutex_unlock(&dev->mem->lock);
+
+        ucs_diag("%s: the application's mapping 0x%" PRIx64 "+%zu is gone "
+                 "without an UNMAP through ioctl() (its range was given out "
+                 "again): forgotten%s", dev->name, stale.dva[i], length,
+                 shared ? ", its importers told" : "");
+        uct_gaudi_mem_going(dev, stale.dva[i], length);
+        if (shared) {
+            uct_gaudi_mem_call_free_cb(dev, stale.dva[i], length);
+        }
+        uct_gaudi_mem_app_unmap_end(dev, stale.dva[i], 1);
+    }
+
+    return 1;
 }
 
 double uct_gaudi_mem_free_timeout(uct_gaudi_dev_t *dev)

@@ -59,8 +59,11 @@ static struct {
     uct_gaudi_mem_ctx_t mem;
     uct_gaudi_dma_ctx_t dma;
     char                last_failure[UCT_GAUDI_ASSIGN_ERROR_MAX]; /* said */
+    int                 app_fd;  /* dev's fd while the hook may learn the
+                                    application's requests on it, else -1 */
 } uct_gaudi_own = {
-    .lock = PTHREAD_MUTEX_INITIALIZER
+    .lock   = PTHREAD_MUTEX_INITIALIZER,
+    .app_fd = -1
 };
 
 
@@ -435,6 +438,12 @@ static int uct_gaudi_own_app_mem(int fd, unsigned long request,
     uct_gaudi_dev_t *dev = &uct_gaudi_own.dev;
     int ret, err;
 
+    /* most requests are on no owned fd: not behind the ownership lock,
+     * which an open holds while the device resets (UCX_GAUDI_RESET_WAIT) */
+    if (fd != *(volatile int*)&uct_gaudi_own.app_fd) {
+        return next(fd, request, args);
+    }
+
     /* held for the request, which may wait for the importers to let go */
     pthread_mutex_lock(&uct_gaudi_own.lock);
     if ((dev->refcount == 0) || (dev->fd != fd) || dev->failed) {
@@ -467,7 +476,9 @@ static void uct_gaudi_own_app_hook(uct_gaudi_dev_t *dev)
             uct_gaudi_abi_ioctl_code(uct_gaudi_ioctl_abi(),
                                      UCT_GAUDI_IOC_MEMORY),
             uct_gaudi_own_app_mem);
-    if (status != UCS_OK) {
+    if (status == UCS_OK) {
+        uct_gaudi_own.app_fd = dev->fd;
+    } else {
         uct_gaudi_own_report(UCS_LOG_LEVEL_WARN, "%s: cannot hook ioctl() "
                              "(%s): Gaudi memory the application allocates "
                              "itself is not shared with peers, which stage "
@@ -587,6 +598,7 @@ void uct_gaudi_own_release(uct_gaudi_dev_t *dev)
     }
 
     /* no release from the async thread from now on */
+    uct_gaudi_own.app_fd = -1;
     uct_gaudi_reset_unwatch(dev);
     uct_gaudi_app_forget();
     uct_gaudi_dma_cleanup(dev);

@@ -52,7 +52,10 @@ static int emu_mem_alloc(emu_ctx_t *ctx, union hl_mem_args *args)
     if (!asic->dram_vm) {
         emu_mem_account(ctx, size, 1);
     } else {
-        if (page == 0) {
+        /* set_alloc_page_size: an ASIC that lets the user choose none
+         * (no page orders) takes its default silently, whatever is asked;
+         * one that does refuses a size it does not offer */
+        if ((page == 0) || (asic->page_orders == 0)) {
             page = asic->alloc_page_size;
         } else if (!emu_is_pow2(page) || !(asic->page_orders & page)) {
             return -EINVAL;

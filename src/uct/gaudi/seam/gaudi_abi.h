@@ -138,6 +138,12 @@ struct hl_info_dram_usage {
     __u64 ctx_dram_mem;
 };
 
+/* DEV_MEM_ALLOC_PAGE_SIZES: the ALLOC page sizes a user may ask for (bit n
+ * set: 2^n bytes); 0 where the ASIC lets the user choose none */
+struct hl_info_dev_memalloc_page_sizes {
+    __u64 page_order_bitmask;
+};
+
 struct hl_info_device_status {
     __u32 status;                       /* enum hl_device_status */
     __u32 pad;

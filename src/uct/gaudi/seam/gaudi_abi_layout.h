@@ -49,6 +49,8 @@
     _size(struct hl_info_dram_usage, 16) \
     _offset(struct hl_info_dram_usage, dram_free_mem, 0) \
     _offset(struct hl_info_dram_usage, ctx_dram_mem, 8) \
+    _size(struct hl_info_dev_memalloc_page_sizes, 8) \
+    _offset(struct hl_info_dev_memalloc_page_sizes, page_order_bitmask, 0) \
     _size(struct hl_info_device_status, 8) \
     _offset(struct hl_info_device_status, status, 0) \
     _offset(struct hl_info_hw_idle, is_idle, 0) \
