@@ -111,7 +111,7 @@ const char *__asan_default_options(void) { return "detect_leaks=0"; }
 EOF_C
 progs="test/unit/gaudi_unit test/unit/emu_unit test/ipc/gaudi_ipc_mp_test
        test/fuzz/gaudi_fuzz test/e2e/gaudi_ucp_demo test/e2e/gaudi_ipc_ucp
-       test/e2e/gaudi_fault_ucp"
+       test/e2e/gaudi_fault_ucp test/e2e/gaudi_app_ucp"
 command -v mpicc > /dev/null && progs="$progs test/mpi/gaudi_mpi_xfer"
 make --no-print-directory -j"$jobs" \
     MPICC="mpicc $cflags $asan/no_leak_check.c" $progs \
@@ -132,7 +132,7 @@ export UCX_GAUDI_TEST_SKIP_UCX_GTEST=1
 # doubled this run's time (CI holds every build in 90 minutes).
 export UCX_GAUDI_TEST_E2E=${UCX_GAUDI_TEST_E2E:-"fault_matrix ipc_ucp
     ipc_perftest loopback staging_notice perftest_failure roundtrip mpi
-    ownership dmabuf"}
+    ownership dmabuf app_memory"}
 
 # The sanitizers' settings, and UCX's that let them work (docs/sanitizers.md)
 #  - UCM's malloc hooks replace malloc/free with UCM's own allocator: ASan's
