@@ -73,11 +73,18 @@
  * bytes of its Gaudi buffer into the server's ITERS times (after one put
  * to warm up), flushes, and prints "bandwidth put SIZE: <MB/s> MB/s" (the
  * data was verified by the operations before; the server progresses).
+ * With -b put,tag also (or only, -b tag) ITERS tag messages of SIZE from
+ * its Gaudi buffer, each received by the server into its own ("bandwidth
+ * tag SIZE: ..."; a rendezvous send completes once the receiver has the
+ * data). Each operation is waited for before the next is posted; a line
+ * "bandwidth <op> SIZE each: min/median/max <us>" follows each figure, the
+ * time of single operations (the load of the machine shows there).
  *
  * OPTIONS: -p PORT (13337), -u PATH, -t TIMEOUT seconds (120), -s SIZES
  * (comma separated, default 8,65536,4194304,16777216), -o OPS (comma
  * separated subset of tag,put,get,am,am_auto; default tag,put,get,am), -1
- * (only the client initiates), -P, -S, -A, -W, -B SIZE,ITERS.
+ * (only the client initiates), -P, -S, -A, -W, -B SIZE,ITERS, -b BW_OPS
+ * (comma separated subset of put,tag; default put).
  */
 
 #ifndef _GNU_SOURCE
@@ -100,6 +107,7 @@
 #define AM_ID          7
 #define TAG_PEER       0x4000000000000000ull
 #define TAG_SELF       0x8000000000000000ull
+#define TAG_BW         0x2000000000000000ull  /* -b tag's messages */
 #define SMALL_OFFSET   4092  /* small transfers straddle a 4 KiB boundary */
 #define PASSIVE_TIMEOUT 5.0  /* -P: seconds the idle side waits */
 
@@ -139,6 +147,7 @@ static struct {
     const char        *unix_path;   /* -u: control channel's socket */
     size_t            bw_size;      /* -B: bandwidth of puts this size */
     unsigned          bw_iters;
+    int               bw_ops[OP_LAST]; /* -b: what -B measures (put, tag) */
     const char        *host;
 } opts = {
     .port    = 13337,
@@ -885,17 +894,18 @@ static int run_op(op_t op, size_t size, int client_initiates, int index)
     return ok;
 }
 
-static int parse_list(const char *arg, int is_ops)
+/* Comma separated op names into @a ops (each one set), or (NULL) sizes */
+static int parse_list(const char *arg, int *ops)
 {
     char *copy = strdup(arg), *tok, *save;
     int i;
 
     for (tok = strtok_r(copy, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
-        if (is_ops) {
+        if (ops != NULL) {
             for (i = 0; i < OP_LAST; ++i) {
                 if (!strcmp(tok, op_names[i])) {
-                    opts.ops[i] = 1;
+                    ops[i] = 1;
                     break;
                 }
             }
@@ -916,8 +926,8 @@ static int parse_list(const char *arg, int is_ops)
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-p PORT | -u PATH] [-t TIMEOUT] [-s SIZES] "
-            "[-o OPS] [-1] [-P] [-S] [-A|-R] [-W] [-B SIZE,ITERS] server | "
-            "client HOST | pair\n"
+            "[-o OPS] [-1] [-P] [-S] [-A|-R] [-W] [-B SIZE,ITERS] "
+            "[-b BW_OPS] server | client HOST | pair\n"
             "  OPS: comma-separated subset of tag,put,get,am,am_auto\n"
             "  -1: only the client initiates; -P: one-sided check (the "
             "target of put/get,\n  the sender of tag/am does not progress "
@@ -927,39 +937,79 @@ static void usage(const char *prog)
             "  -A: the Gaudi buffer is allocated by ALLOC+MAP ioctls, not "
             "by UCX\n"
             "  -R: the same by raw ioctl() calls (UCX's hook sees them)\n"
+            "  -B SIZE,ITERS: bandwidth of ITERS operations of SIZE, after "
+            "the checks;\n  -b BW_OPS: which (put,tag; default put)\n"
             "  -W: both sides sleep in ucp_worker_wait while they wait "
             "for UCP\n", prog);
     exit(2);
 }
 
-/* -B: the client's put bandwidth into the server's buffer */
-static void run_bandwidth(void)
+/* -B: one operation of the client: a put of its buffer into the server's,
+ * or a tag message of it (which the server receives into its own) */
+static void bandwidth_op(op_t op, const char *what)
 {
     ucp_request_param_t param = {.op_attr_mask = 0};
-    double start, elapsed;
+
+    if (op == OP_PUT) {
+        ucp_app_wait_ok(&app, ucp_put_nbx(peer_ep, dev_buf, opts.bw_size,
+                                          peer_buf, peer_rkey, &param), what);
+    } else {
+        ucp_app_wait_ok(&app, ucp_tag_send_nbx(peer_ep, dev_buf, opts.bw_size,
+                                               TAG_BW, &param), what);
+    }
+}
+
+static int double_cmp(const void *a, const void *b)
+{
+    double x = *(const double*)a, y = *(const double*)b;
+
+    return (x > y) - (x < y);
+}
+
+/* -B: the client's bandwidth of @a op (put or tag) into the server's
+ * buffer: one operation to warm up, then ITERS, each waited for; the
+ * server progresses, or receives each tag message */
+static void run_bandwidth(op_t op)
+{
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    double start, elapsed, t, *each;
     unsigned i;
 
-    snprintf(current_op, sizeof(current_op), "bandwidth");
+    snprintf(current_op, sizeof(current_op), "bandwidth %s", op_names[op]);
     CHECK(opts.bw_size <= dev_buf_size, "-B %zu: larger than the buffer "
           "(%zu bytes: give the size in -s too)", opts.bw_size, dev_buf_size);
+    each = calloc(opts.bw_iters, sizeof(*each));
+    CHECK(each != NULL, "out of host memory");
     ucp_ctl_sync(&ctl, 7);
-    if (!opts.is_server) {
-        ucp_app_wait_ok(&app, ucp_put_nbx(peer_ep, dev_buf, opts.bw_size,
-                                          peer_buf, peer_rkey, &param),
-                        "warm-up put");
+    if (opts.is_server) {
+        for (i = 0; (op == OP_TAG) && (i <= opts.bw_iters); ++i) {
+            ucp_app_wait_ok(&app, ucp_tag_recv_nbx(app.worker, dev_buf,
+                                                   opts.bw_size, TAG_BW,
+                                                   (ucp_tag_t)-1, &param),
+                            "receive");
+        }
+    } else {
+        bandwidth_op(op, "warm-up");
         ucp_app_wait_ok(&app, ucp_ep_flush_nbx(peer_ep, &param), "flush");
         start = ucp_app_now();
         for (i = 0; i < opts.bw_iters; ++i) {
-            ucp_app_wait_ok(&app, ucp_put_nbx(peer_ep, dev_buf, opts.bw_size,
-                                              peer_buf, peer_rkey, &param),
-                            "put");
+            t = ucp_app_now();
+            bandwidth_op(op, op_names[op]);
+            each[i] = ucp_app_now() - t;
         }
         ucp_app_wait_ok(&app, ucp_ep_flush_nbx(peer_ep, &param), "flush");
         elapsed = ucp_app_now() - start;
-        printf("bandwidth put %zu: %.1f MB/s (%u puts in %.3f s)\n",
-               opts.bw_size, opts.bw_size * (double)opts.bw_iters /
-               elapsed / 1e6, opts.bw_iters, elapsed);
+        printf("bandwidth %s %zu: %.1f MB/s (%u %ss in %.3f s)\n",
+               op_names[op], opts.bw_size, opts.bw_size *
+               (double)opts.bw_iters / elapsed / 1e6, opts.bw_iters,
+               (op == OP_PUT) ? "put" : "message", elapsed);
+        qsort(each, opts.bw_iters, sizeof(*each), double_cmp);
+        printf("bandwidth %s %zu each: min/median/max %.1f/%.1f/%.1f us\n",
+               op_names[op], opts.bw_size, each[0] * 1e6,
+               each[opts.bw_iters / 2] * 1e6,
+               each[opts.bw_iters - 1] * 1e6);
     }
+    free(each);
     ucp_ctl_sync(&ctl, 8);    /* the server progresses its worker meanwhile */
 }
 
@@ -1003,8 +1053,10 @@ static int run(void)
         }
     }
 
-    if (opts.bw_iters > 0) {
-        run_bandwidth();
+    for (op = 0; (opts.bw_iters > 0) && (op < OP_LAST); ++op) {
+        if (opts.bw_ops[op]) {
+            run_bandwidth(op);
+        }
     }
 
     /* which transports the endpoints use (after the traffic: wireup done) */
@@ -1104,7 +1156,7 @@ int main(int argc, char **argv)
     pid_t child;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    while ((c = getopt(argc, argv, "p:u:t:s:o:1PSARWB:h")) != -1) {
+    while ((c = getopt(argc, argv, "p:u:t:s:o:1PSARWB:b:h")) != -1) {
         switch (c) {
         case 'p': opts.port    = atoi(optarg); break;
         case 'u': opts.unix_path = optarg; break;
@@ -1115,12 +1167,12 @@ int main(int argc, char **argv)
             break;
         case 't': opts.timeout = atoi(optarg); break;
         case 's':
-            if (parse_list(optarg, 0) < 0) {
+            if (parse_list(optarg, NULL) < 0) {
                 usage(argv[0]);
             }
             break;
         case 'o':
-            if (parse_list(optarg, 1) < 0) {
+            if (parse_list(optarg, opts.ops) < 0) {
                 usage(argv[0]);
             }
             break;
@@ -1129,6 +1181,11 @@ int main(int argc, char **argv)
         case 'S': opts.self_ep_copy = 1; break;
         case 'A': opts.app_alloc    = 1; break;
         case 'R': opts.app_alloc    = 1; opts.app_raw = 1; break;
+        case 'b':
+            if (parse_list(optarg, opts.bw_ops) < 0) {
+                usage(argv[0]);
+            }
+            break;
         case 'W': opts.wakeup       = 1; break;
         default:  usage(argv[0]);
         }
@@ -1137,12 +1194,20 @@ int main(int argc, char **argv)
         usage(argv[0]);
     }
     if (opts.num_sizes == 0) {
-        parse_list("8,65536,4194304,16777216", 0);
+        parse_list("8,65536,4194304,16777216", NULL);
     }
     for (c = 0; (c < OP_LAST) && !opts.ops[c]; ++c) {
     }
     if (c == OP_LAST) {
-        parse_list("tag,put,get,am", 1);
+        parse_list("tag,put,get,am", opts.ops);
+    }
+    for (c = 0; (c < OP_LAST) && !opts.bw_ops[c]; ++c) {
+    }
+    if (c == OP_LAST) {
+        opts.bw_ops[OP_PUT] = 1;
+    }
+    if (opts.bw_ops[OP_GET] || opts.bw_ops[OP_AM] || opts.bw_ops[OP_AM_AUTO]) {
+        usage(argv[0]);  /* -b: put and tag only */
     }
 
     signal(SIGALRM, alarm_handler);
