@@ -34,7 +34,8 @@
 #     served: the hook is off", exit status 4. The test depends on the hook.
 # Environment: APP_UCP (the gaudi_app_ucp binary; default: beside IPC_UCP,
 # which test/run-tests.sh sets for each build, else beside this script),
-# APP_MEMORY_CYCLES, APP_MEMORY_PAIR_CYCLES, PREFIX, DEMO (common.bash).
+# APP_MEMORY_CYCLES, APP_MEMORY_PAIR_CYCLES, APP_MEMORY_TIMEOUT (each run's
+# bound, 280 s), PREFIX, DEMO (common.bash).
 . "$(dirname "$0")/common.bash"
 APP_UCP=${APP_UCP:-$(dirname "${IPC_UCP:-$0}")/gaudi_app_ucp}
 [ -x "$APP_UCP" ] || fail "no gaudi_app_ucp program at $APP_UCP (set APP_UCP)"
@@ -52,6 +53,9 @@ export UCX_GAUDI_EMU_DEVICES=2 UCX_TLS=$GAUDI_COPY_TL,gaudi_ipc,posix,self
 dir=$(mktemp -d /tmp/ucx-gaudi-app-memory.XXXXXX)
 trap 'rm -rf "$UCX_GAUDI_EMU_STATE_DIR" "$dir"' EXIT
 
+# each run's own bound, seconds (10^5 pair cycles take about 12 minutes)
+run_timeout=${APP_MEMORY_TIMEOUT:-280}
+
 # run NAME ENV... -- ARGS...: the program on a fresh emulated node, its
 # output in $dir/NAME; sets rc (its exit status)
 run() {
@@ -62,7 +66,8 @@ run() {
     rm -rf "$dir/emu"; mkdir "$dir/emu"
     rc=0
     env "${envs[@]}" UCX_GAUDI_EMU_STATE_DIR="$dir/emu" UCX_LOG_LEVEL=info \
-        timeout -k 5 300 "$APP_UCP" -t 280 "$@" > "$dir/$name" 2>&1 || rc=$?
+        timeout -k 5 $((run_timeout + 20)) "$APP_UCP" -t "$run_timeout" "$@" \
+        > "$dir/$name" 2>&1 || rc=$?
 }
 
 # show NAME [PREFIX]: what the program said (UCX's log lines left out),
