@@ -288,8 +288,9 @@ TEST(drv_app, handle_form_free_waits) {
     });
 }
 
-/* UCX_GAUDI_APP_MEMORY=n: nothing is learned (the emulator's requests are
- * made through the seam: no hook routes a raw one to it) */
+/* UCX_GAUDI_APP_MEMORY=n: no hook at all (a raw request on the emulator's
+ * fd reaches the plain file behind it: ENOTTY, where with the hook it is
+ * served), and nothing is learned of requests made through the seam */
 TEST(drv_app, knob_off) {
     with_runtime(emu_node(2).env("UCX_GAUDI_APP_MEMORY", "n"),
                  [](uct_gaudi_dev_t *dev, int fd) {
@@ -299,6 +300,13 @@ TEST(drv_app, knob_off) {
 
         request = uct_gaudi_abi_ioctl_code(uct_gaudi_ioctl_abi(),
                                            UCT_GAUDI_IOC_MEMORY);
+        memset(&args, 0, sizeof(args));
+        args.in.op             = HL_MEM_OP_ALLOC;
+        args.in.alloc.mem_size = MB;
+        errno                  = 0;
+        EXPECT_EQ(-1, ioctl(fd, request, &args)) << "a hook served it";
+        EXPECT_EQ(ENOTTY, errno);
+
         memset(&args, 0, sizeof(args));
         args.in.op             = HL_MEM_OP_ALLOC;
         args.in.alloc.mem_size = MB;
