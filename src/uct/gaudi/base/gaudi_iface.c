@@ -10,7 +10,9 @@
 
 #include "gaudi_iface.h"
 #include "gaudi_knob.h"
+#include "gaudi_probe.h"
 
+#include <uct/gaudi/drv/gaudi_lib.h>
 #include <uct/gaudi/drv/gaudi_mem.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/math.h>
@@ -29,6 +31,10 @@
  * with it */
 #define UCT_GAUDI_IFACE_MAX_IOV_LIMIT  256
 
+/* BW=auto where the DMA was not measured: the PCIe Gen4 x16 link of
+ * Gaudi1/Gaudi2 that the DMA engine's traffic crosses */
+#define UCT_GAUDI_IFACE_AUTO_BW        (24000.0 * UCS_MBYTE)
+
 /* DMA submissions in flight: one pre-mapped command buffer each */
 #define UCT_GAUDI_IFACE_MAX_INFLIGHT   1024
 
@@ -39,16 +45,18 @@ ucs_config_field_t uct_gaudi_iface_config_table[] = {
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
 
     {"BW", "auto",
-     "Effective DMA bandwidth of the transport. \"auto\" takes 24GBs, the\n"
-     "PCIe Gen4 x16 link of Gaudi1/Gaudi2 that the DMA engine's traffic\n"
-     "crosses.",
+     "Effective DMA bandwidth of the transport. \"auto\" takes what the\n"
+     "device's DMA was measured to do per queue when the first interface\n"
+     "opened (UCX_GAUDI_PERF_PROBE); unmeasured (device to device, or the\n"
+     "probe off), 24GBs, the PCIe Gen4 x16 link of Gaudi1/Gaudi2.",
      ucs_offsetof(uct_gaudi_iface_config_t, bandwidth),
      UCS_CONFIG_TYPE_BW},
 
     {"LAT", "auto",
      "Latency of one DMA command submission until its completion is seen.\n"
-     "\"auto\" takes the transport's default (gaudi_copy 8us, gaudi_ipc\n"
-     "10us).",
+     "\"auto\" takes the latency measured when the first interface opened\n"
+     "(UCX_GAUDI_PERF_PROBE); unmeasured, the transport's default\n"
+     "(gaudi_copy 8us, gaudi_ipc 10us).",
      ucs_offsetof(uct_gaudi_iface_config_t, latency),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
@@ -369,6 +377,56 @@ static int uct_gaudi_iface_perf_is_host_copy(const uct_perf_attr_t *perf_attr)
            (perf_attr->remote_memory_type == UCS_MEMORY_TYPE_HOST);
 }
 
+/* The bandwidth of the queue an operation goes through, where UCP says
+ * which operation and, for gaudi_copy, between which memory types; else the
+ * slower PCI queue's */
+static double uct_gaudi_iface_perf_bw(const uct_gaudi_iface_t *iface,
+                                      const uct_perf_attr_t *perf_attr)
+{
+    uint64_t both = UCT_PERF_ATTR_FIELD_LOCAL_MEMORY_TYPE |
+                    UCT_PERF_ATTR_FIELD_REMOTE_MEMORY_TYPE;
+    int is_put, src_dev, dst_dev, local_dev, remote_dev;
+
+    if (!(perf_attr->field_mask & UCT_PERF_ATTR_FIELD_OPERATION)) {
+        return iface->config.bandwidth;
+    }
+
+    switch (perf_attr->operation) {
+    case UCT_EP_OP_PUT_SHORT:
+    case UCT_EP_OP_PUT_BCOPY:
+    case UCT_EP_OP_PUT_ZCOPY:
+        is_put = 1;
+        break;
+    case UCT_EP_OP_GET_SHORT:
+    case UCT_EP_OP_GET_BCOPY:
+    case UCT_EP_OP_GET_ZCOPY:
+        is_put = 0;
+        break;
+    default:
+        return iface->config.bandwidth;
+    }
+
+    if (iface->peer_queues) {
+        return iface->config.queue_bw[is_put ? UCT_GAUDI_DMA_D2H :
+                                               UCT_GAUDI_DMA_H2D];
+    } else if ((perf_attr->field_mask & both) != both) {
+        return iface->config.bandwidth;
+    }
+
+    local_dev  = (perf_attr->local_memory_type == UCS_MEMORY_TYPE_GAUDI);
+    remote_dev = (perf_attr->remote_memory_type == UCS_MEMORY_TYPE_GAUDI);
+    src_dev    = is_put ? local_dev : remote_dev;
+    dst_dev    = is_put ? remote_dev : local_dev;
+    if (src_dev && dst_dev) {
+        return iface->config.queue_bw[UCT_GAUDI_DMA_D2D];
+    } else if (src_dev || dst_dev) {
+        return iface->config.queue_bw[dst_dev ? UCT_GAUDI_DMA_H2D :
+                                                UCT_GAUDI_DMA_D2H];
+    }
+
+    return iface->config.bandwidth;
+}
+
 ucs_status_t uct_gaudi_iface_estimate_perf(uct_iface_h tl_iface,
                                            uct_perf_attr_t *perf_attr)
 {
@@ -383,7 +441,7 @@ ucs_status_t uct_gaudi_iface_estimate_perf(uct_iface_h tl_iface,
     }
 
     bandwidth.dedicated = 0;
-    bandwidth.shared    = iface->config.bandwidth;
+    bandwidth.shared    = uct_gaudi_iface_perf_bw(iface, perf_attr);
     if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_BANDWIDTH) {
         perf_attr->bandwidth = bandwidth;
     }
@@ -521,17 +579,43 @@ uct_gaudi_iface_config_check(const uct_gaudi_iface_config_t *config,
 }
 
 static void uct_gaudi_iface_set_config(uct_gaudi_iface_t *iface,
-                                       const uct_gaudi_iface_config_t *config,
-                                       const uct_gaudi_iface_params_t *params)
+                                       const uct_gaudi_iface_config_t *config)
 {
-    iface->config.bandwidth = UCT_GAUDI_CONFIG_BW_IS_AUTO(config->bandwidth) ?
-                              24000.0 * UCS_MBYTE : config->bandwidth;
-    iface->config.latency   = (config->latency == UCS_TIME_AUTO) ?
-                              params->auto_latency :
-                              ucs_time_to_sec(config->latency);
     iface->config.overhead  = config->overhead;
     iface->config.max_iov   = config->max_iov;
     iface->config.max_poll  = config->max_poll;
+}
+
+/* LAT and BW: "auto" takes what the device's DMA was measured to do
+ * (gaudi_probe.h), where measured; else the constants (and what the user
+ * set always wins). Needs the iface's channel and bounce buffer, both idle */
+static void uct_gaudi_iface_set_perf(uct_gaudi_iface_t *iface,
+                                     const uct_gaudi_iface_config_t *config,
+                                     const uct_gaudi_iface_params_t *params)
+{
+    int bw_auto             = UCT_GAUDI_CONFIG_BW_IS_AUTO(config->bandwidth);
+    int lat_auto            = (config->latency == UCS_TIME_AUTO);
+    uct_gaudi_probe_t probe = {0};
+    unsigned dir;
+
+    iface->peer_queues = params->peer_queues;
+    if ((bw_auto || lat_auto) && uct_gaudi_lib_config()->perf_probe) {
+        uct_gaudi_probe_get(&iface->chan, &iface->bounce, &probe);
+    }
+
+    iface->config.latency = !lat_auto ? ucs_time_to_sec(config->latency) :
+                            (probe.latency > 0) ? probe.latency :
+                            params->auto_latency;
+    for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
+        iface->config.queue_bw[dir] = !bw_auto ? config->bandwidth :
+                                      (probe.bandwidth[dir] > 0) ?
+                                      probe.bandwidth[dir] :
+                                      UCT_GAUDI_IFACE_AUTO_BW;
+    }
+
+    iface->config.bandwidth = ucs_min(
+            iface->config.queue_bw[UCT_GAUDI_DMA_H2D],
+            iface->config.queue_bw[UCT_GAUDI_DMA_D2H]);
 }
 
 static ucs_mpool_ops_t uct_gaudi_iface_op_mpool_ops = {
@@ -573,7 +657,7 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
     self->dev_name   = gaudi_params->dev_name;
     self->dev        = dev;
     self->next_retry = 0;
-    uct_gaudi_iface_set_config(self, config, gaudi_params);
+    uct_gaudi_iface_set_config(self, config);
     ucs_queue_head_init(&self->pending);
     ucs_queue_head_init(&self->flushq);
     ucs_queue_head_init(&self->backlog);
@@ -589,6 +673,8 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
     if (status != UCS_OK) {
         goto err_bounce;
     }
+
+    uct_gaudi_iface_set_perf(self, config, gaudi_params);
 
     /* an op that may wait in the backlog keeps its copies after the
      * transport's part of it */

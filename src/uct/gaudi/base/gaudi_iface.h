@@ -110,7 +110,11 @@ typedef struct uct_gaudi_iface_params {
     const char *tl_name;      /* "gaudi_copy": messages, stats */
     const char *dev_name;     /* the one device it serves */
     const char *knob_prefix;  /* "UCX_GAUDI_COPY_": errors name knobs */
-    double     auto_latency;  /* seconds, for LAT=auto */
+    double     auto_latency;  /* seconds, for LAT=auto if not measured */
+    /* the remote memory is a peer device's, which both PCI queues reach
+     * (gaudi_ipc: a put goes on the D2H queue, a get on the H2D queue);
+     * else the queue follows the memory types (gaudi_copy) */
+    int        peer_queues;
     size_t     op_size;       /* size of its operation, >= uct_gaudi_op_t */
     /* a zero-copy operation the DMA queue has no room for waits in the
      * iface's backlog (UCS_INPROGRESS) instead of failing with
@@ -150,8 +154,12 @@ typedef struct uct_gaudi_iface {
     uct_gaudi_event_t       event;     /* wake-up of a sleeping worker */
     ucs_time_t              next_retry; /* of deferred memory releases */
     UCS_STATS_NODE_DECLARE(stats)
+    int                     peer_queues;
     struct {
-        double              bandwidth; /* bytes/second */
+        double              bandwidth; /* bytes/second: the slower PCI
+                                          queue's (iface_query) */
+        double              queue_bw[UCT_GAUDI_DMA_DIR_LAST]; /* each
+                                          queue's (estimate_perf) */
         double              latency;   /* seconds */
         double              overhead;  /* seconds */
         unsigned            max_iov;

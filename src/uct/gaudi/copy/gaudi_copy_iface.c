@@ -150,6 +150,7 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_copy_iface_t, uct_md_h tl_md,
         .dev_name        = md->dev->name,
         .knob_prefix     = "UCX_GAUDI_COPY_",
         .auto_latency    = 8e-6,
+        .peer_queues     = 0,
         /* an iov may need a host mapping at each end */
         .op_size         = sizeof(uct_gaudi_copy_op_t) +
                            (2 * ucs_max(config->super.max_iov, 1) *

@@ -58,6 +58,8 @@ typedef struct uct_gaudi_lib_config {
                                           resets (EAGAIN) this long */
     int               app_memory;      /* hook the application's memory
                                           requests (gaudi_app.h) */
+    int               perf_probe;      /* measure the DMA at iface open
+                                          (base/gaudi_probe.h) */
     int               emu_reset_on_lockup; /* a CS timeout resets */
     double            emu_watchdog;    /* release watchdog, seconds */
     int               emu_kill;        /* kill holders of a reset device */

@@ -71,6 +71,7 @@ typedef struct emu_job {
     uint8_t  *copy;           /* kernel CB: copy made at submission  */
     uint64_t to_dev;          /* bytes it moved host -> device, ...  */
     uint64_t to_host;         /* ... device -> host (or to a peer)   */
+    uint64_t through;         /* ... host -> host (or to a peer)     */
     uint64_t bytes;           /* ... in all (the rest: within HBM)   */
 } emu_job_t;
 

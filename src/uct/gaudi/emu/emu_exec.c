@@ -181,6 +181,7 @@ static void emu_exec_account_job(emu_job_t *job, const emu_pkt_stats_t *before,
     job->bytes   = stats->bytes - before->bytes;
     job->to_dev  = stats->to_dev - before->to_dev;
     job->to_host = stats->to_host - before->to_host;
+    job->through = stats->through - before->through;
 }
 
 static uint32_t emu_exec_run(emu_ctx_t *ctx, emu_cs_t *cs,

@@ -147,6 +147,22 @@ static uint64_t emu_model_transfer(uint64_t t, uint64_t *free_ns,
     return t;
 }
 
+/* @bytes read from the host and written back to it (or to a peer): over
+ * both directions of the link at once, after what is on either */
+static uint64_t emu_model_through(uint64_t t, uint64_t *link_free_ns,
+                                  uint64_t bytes, double bw)
+{
+    if (bytes == 0) {
+        return t;
+    }
+
+    t               = emu_max(t, emu_max(link_free_ns[0], link_free_ns[1])) +
+                      (uint64_t)((double)bytes * 1e9 / bw);
+    link_free_ns[0] = t;
+    link_free_ns[1] = t;
+    return t;
+}
+
 /* The profile: each job on its queue's engine, after the submission
  * latency (which overlaps what the engine still does) and the engine's gap
  * after its previous job; its PCIe bytes over the link of their direction,
@@ -169,9 +185,11 @@ static uint64_t emu_model_profiled(emu_ctx_t *ctx, emu_cs_t *cs,
                                     p->link_bw);
         t      = emu_model_transfer(t, &model->link_free_ns[1], job->to_host,
                                     p->link_bw);
+        t      = emu_model_through(t, model->link_free_ns, job->through,
+                                   p->link_bw);
         t      = emu_model_transfer(t, &model->hbm_free_ns,
-                                    job->bytes - job->to_dev - job->to_host,
-                                    p->hbm_bw);
+                                    job->bytes - job->to_dev - job->to_host -
+                                    job->through, p->hbm_bw);
         *engine = t;
         done    = emu_max(done, t);
     }

@@ -114,6 +114,8 @@ static void emu_pkt_account(emu_pkt_stats_t *stats, uint64_t src,
         stats->to_dev += size;
     } else if (src_dev && !dst_dev) {
         stats->to_host += size;
+    } else if (!src_dev && !dst_dev) {
+        stats->through += size;
     }
 }
 

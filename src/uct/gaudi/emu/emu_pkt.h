@@ -14,6 +14,8 @@ typedef struct {
     uint64_t bytes;
     uint64_t to_dev;
     uint64_t to_host;
+    uint64_t through;   /* neither end in this device's HBM (host to host,
+                           host to a peer): in and out over the link */
 } emu_pkt_stats_t;
 
 /* Gaudi1 external-queue parser checks, done at submission: -EPERM for a

@@ -287,6 +287,7 @@ static UCS_CLASS_INIT_FUNC(uct_gaudi_ipc_iface_t, uct_md_h tl_md,
         .dev_name        = UCT_GAUDI_IPC_DEV_NAME,
         .knob_prefix     = "UCX_GAUDI_IPC_",
         .auto_latency    = 10e-6,
+        .peer_queues     = 1,
         .op_size         = sizeof(uct_gaudi_ipc_op_t),
         /* UCP's protocols to a peer retry from the pending queue */
         .queue_when_full = 0

@@ -1,0 +1,69 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_GAUDI_PROBE_H_
+#define UCT_GAUDI_PROBE_H_
+
+/*
+ * What the owned device's DMA does on this machine, measured once per device
+ * and process when the first interface opens: the transports report it to
+ * UCP (iface_query, estimate_perf) instead of constants, since UCP's protocol
+ * choice follows these estimates and a constant is wrong somewhere (a
+ * different link, a slower host, the emulator). Never on the data path.
+ *
+ * The measurement copies within the interface's bounce buffer (host memory
+ * the device maps) on the H2D and the D2H queue in turn: the PCI DMA engine
+ * reads the host over the link and writes it back, so it crosses the link
+ * in both directions at once, as a host<->device copy crosses it in one.
+ * No device memory is allocated for it.
+ */
+
+#include "gaudi_bounce.h"
+
+#include <uct/gaudi/drv/gaudi_dma.h>
+
+#include <ucs/sys/compiler_def.h>
+#include <ucs/type/status.h>
+
+BEGIN_C_DECLS
+
+
+/* Time after which the measurement starts no more copies (one that runs
+ * is waited for, bounded by the DMA timeout) */
+#define UCT_GAUDI_PROBE_BUDGET      0.02
+
+/* Smallest copy the bandwidth is measured with: below it the latency
+ * dominates and the figure says little */
+#define UCT_GAUDI_PROBE_MIN_SIZE    (64 * 1024)
+
+
+typedef struct uct_gaudi_probe {
+    /* seconds from the submission of one 8-byte copy until the transport's
+     * polling sees it done, the smallest of several, on either queue; 0 if
+     * not measured */
+    double latency;
+    /* bytes/second per queue beyond that latency (from one large and one
+     * 8-byte copy); 0 if not measured (D2D always: the D2D engine reaches
+     * only device memory, which the measurement does not allocate) */
+    double bandwidth[UCT_GAUDI_DMA_DIR_LAST];
+    double elapsed;   /* seconds the measurement took */
+} uct_gaudi_probe_t;
+
+
+/**
+ * The measurement of @a chan's device: made now on @a chan through
+ * @a bounce (both idle, owned by the interface being opened) if this process
+ * has none for the device yet, else the one made before. A failed copy, or
+ * the budget, ends it (a failed device: what the interface does next says
+ * so); what was measured until then is kept, and the rest is 0.
+ */
+void uct_gaudi_probe_get(uct_gaudi_dma_chan_t *chan,
+                         const uct_gaudi_bounce_t *bounce,
+                         uct_gaudi_probe_t *probe);
+
+END_C_DECLS
+
+#endif

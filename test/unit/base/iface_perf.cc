@@ -1,0 +1,192 @@
+/**
+ * Copyright (c) ucx-gaudi contributors. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+/*
+ * What the transports report to UCP about their speed (base/gaudi_probe.h):
+ * with LAT and BW "auto", what the device's DMA was measured to do when the
+ * first interface opened, once per device and process; what the user set
+ * always wins; UCX_GAUDI_PERF_PROBE=n gives the constants. Under the
+ * emulator's Gaudi2 profile no measurement can beat the model, so the
+ * figures are checked against its latency and its link, never against a
+ * time of this machine.
+ */
+
+#include "iface_test.h"
+
+extern "C" {
+#include <uct/api/v2/uct_v2.h>
+}
+
+using namespace gaudi_drv_test;
+
+namespace {
+
+/* the profile's PCIe link, bytes/s per direction (docs/emulator.md §8b) */
+const double link_bw = 25e9;
+
+/* what "auto" is when nothing was measured */
+const double auto_bw      = 24000.0 * UCS_MBYTE;
+const double auto_latency = 8e-6;
+
+uct_iface_attr_t query(const copy_iface &c)
+{
+    uct_iface_attr_t attr;
+
+    EXPECT_EQ(UCS_OK, uct_iface_query(c.iface, &attr));
+    return attr;
+}
+
+/* UCP's question for one operation between two memory types */
+double estimate_bw(const copy_iface &c, uct_ep_operation_t op,
+                   ucs_memory_type_t local, ucs_memory_type_t remote)
+{
+    uct_perf_attr_t perf;
+
+    perf.field_mask         = UCT_PERF_ATTR_FIELD_OPERATION |
+                              UCT_PERF_ATTR_FIELD_LOCAL_MEMORY_TYPE |
+                              UCT_PERF_ATTR_FIELD_REMOTE_MEMORY_TYPE |
+                              UCT_PERF_ATTR_FIELD_BANDWIDTH;
+    perf.operation          = op;
+    perf.local_memory_type  = local;
+    perf.remote_memory_type = remote;
+    EXPECT_EQ(UCS_OK, uct_iface_estimate_perf(c.iface, &perf));
+    return perf.bandwidth.shared + perf.bandwidth.dedicated;
+}
+
+uint64_t model_cs()
+{
+    gaudi_emu_stats_t stats;
+
+    EXPECT_TRUE(emu_stats(&stats));
+    return stats.model_cs;
+}
+
+emu_node &profile(emu_node &node, const char *latency)
+{
+    return node.env("UCX_GAUDI_EMU_PROFILE", "gaudi2")
+               .env("UCX_GAUDI_EMU_PROFILE_LATENCY", latency);
+}
+
+} /* namespace */
+
+/* The latency reported is the device's: under a profile with a submission
+ * latency of 300 us, nothing measured can be less */
+TEST(gaudi_iface_perf, latency_measured) {
+    emu_node node(1);
+
+    profile(node, "300us").run([]() {
+        copy_iface c;
+
+        ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c));
+        /* 0.9: the model's clock and UCS's are calibrated apart */
+        EXPECT_GE(query(c).latency.c, 300e-6 * 0.9);
+        EXPECT_GT(model_cs(), 0u);
+        close_copy_iface(&c);
+    });
+}
+
+/* The bandwidth crosses the link: the measurement copies host to host,
+ * which the DMA engine reads in over the link and writes back over it, and
+ * cannot beat it (it did, at 44 GB/s, while the emulator timed such a copy
+ * as if it stayed in the HBM). Device to device is not measured. */
+TEST(gaudi_iface_perf, bandwidth_within_link) {
+    emu_node node(1);
+
+    profile(node, "2us").run([]() {
+        copy_iface c;
+
+        ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c));
+        uct_iface_attr_t attr = query(c);
+        EXPECT_GT(attr.bandwidth.shared, 0);
+        EXPECT_LE(attr.bandwidth.shared, link_bw * 1.1);
+        EXPECT_NE(auto_bw, attr.bandwidth.shared);
+
+        double h2d = estimate_bw(c, UCT_EP_OP_PUT_ZCOPY,
+                                 UCS_MEMORY_TYPE_HOST, UCS_MEMORY_TYPE_GAUDI);
+        double d2h = estimate_bw(c, UCT_EP_OP_GET_ZCOPY,
+                                 UCS_MEMORY_TYPE_HOST, UCS_MEMORY_TYPE_GAUDI);
+        EXPECT_LE(h2d, link_bw * 1.1);
+        EXPECT_LE(d2h, link_bw * 1.1);
+        /* iface_query gives the slower of the two */
+        EXPECT_DOUBLE_EQ(std::min(h2d, d2h), attr.bandwidth.shared);
+        EXPECT_DOUBLE_EQ(auto_bw,
+                         estimate_bw(c, UCT_EP_OP_PUT_ZCOPY,
+                                     UCS_MEMORY_TYPE_GAUDI,
+                                     UCS_MEMORY_TYPE_GAUDI));
+        close_copy_iface(&c);
+    });
+}
+
+/* Once per device and process: a second interface reuses the first one's
+ * figures and submits nothing at its open */
+TEST(gaudi_iface_perf, measured_once) {
+    emu_node node(1);
+
+    profile(node, "2us").run([]() {
+        copy_iface c1, c2;
+
+        ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c1));
+        uint64_t first = model_cs();
+        EXPECT_GT(first, 0u);
+        ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c2));
+        EXPECT_EQ(first, model_cs());
+        EXPECT_EQ(query(c1).latency.c, query(c2).latency.c);
+        EXPECT_EQ(query(c1).bandwidth.shared, query(c2).bandwidth.shared);
+        close_copy_iface(&c2);
+        close_copy_iface(&c1);
+    });
+}
+
+/* What the user sets wins, and then nothing is measured */
+TEST(gaudi_iface_perf, knobs_win) {
+    emu_node node(1);
+
+    profile(node, "2us").env("UCX_GAUDI_COPY_LAT", "5us")
+                        .env("UCX_GAUDI_COPY_BW", "3000MBs").run([]() {
+        copy_iface c;
+
+        ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c));
+        EXPECT_NEAR(5e-6, query(c).latency.c, 1e-9); /* time units */
+        EXPECT_DOUBLE_EQ(3000.0 * UCS_MBYTE, query(c).bandwidth.shared);
+        EXPECT_DOUBLE_EQ(3000.0 * UCS_MBYTE,
+                         estimate_bw(c, UCT_EP_OP_PUT_ZCOPY,
+                                     UCS_MEMORY_TYPE_HOST,
+                                     UCS_MEMORY_TYPE_GAUDI));
+        EXPECT_EQ(0u, model_cs());
+        close_copy_iface(&c);
+    });
+}
+
+/* UCX_GAUDI_PERF_PROBE=n: the constants, and no copy at open */
+TEST(gaudi_iface_perf, probe_off) {
+    emu_node node(1);
+
+    profile(node, "2us").env("UCX_GAUDI_PERF_PROBE", "n").run([]() {
+        copy_iface c;
+
+        ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c));
+        EXPECT_DOUBLE_EQ(auto_latency, query(c).latency.c);
+        EXPECT_DOUBLE_EQ(auto_bw, query(c).bandwidth.shared);
+        EXPECT_EQ(0u, model_cs());
+        close_copy_iface(&c);
+    });
+}
+
+/* The measurement's budget (20 ms) bounds how many copies it starts: with
+ * a submission latency of 100 ms it makes one, and reports that latency */
+TEST(gaudi_iface_perf, budget_bounds_copies) {
+    emu_node node(1);
+
+    profile(node, "100ms").run([]() {
+        copy_iface c;
+
+        ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c));
+        EXPECT_EQ(1u, model_cs());
+        EXPECT_GE(query(c).latency.c, 0.1 * 0.9);
+        EXPECT_DOUBLE_EQ(auto_bw, query(c).bandwidth.shared);
+        close_copy_iface(&c);
+    });
+}
