@@ -110,8 +110,10 @@ TEST(gaudi_iface_perf, bandwidth_within_link) {
                                  UCS_MEMORY_TYPE_HOST, UCS_MEMORY_TYPE_GAUDI);
         EXPECT_LE(h2d, link_bw * 1.1);
         EXPECT_LE(d2h, link_bw * 1.1);
-        /* iface_query gives the slower of the two */
-        EXPECT_DOUBLE_EQ(std::min(h2d, d2h), attr.bandwidth.shared);
+        /* one figure for both PCI queues (their measurements differ by
+         * noise only, and a put or a get must not be chosen on noise) */
+        EXPECT_DOUBLE_EQ(attr.bandwidth.shared, h2d);
+        EXPECT_DOUBLE_EQ(attr.bandwidth.shared, d2h);
         EXPECT_DOUBLE_EQ(auto_bw,
                          estimate_bw(c, UCT_EP_OP_PUT_ZCOPY,
                                      UCS_MEMORY_TYPE_GAUDI,

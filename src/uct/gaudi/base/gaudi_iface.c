@@ -46,9 +46,10 @@ ucs_config_field_t uct_gaudi_iface_config_table[] = {
 
     {"BW", "auto",
      "Effective DMA bandwidth of the transport. \"auto\" takes what the\n"
-     "device's DMA was measured to do per queue when the first interface\n"
-     "opened (UCX_GAUDI_PERF_PROBE); unmeasured (device to device, or the\n"
-     "probe off), 24GBs, the PCIe Gen4 x16 link of Gaudi1/Gaudi2.",
+     "device's DMA was measured to do on its PCI queues when the first\n"
+     "interface opened (UCX_GAUDI_PERF_PROBE); unmeasured (device to\n"
+     "device, or the probe off), 24GBs, the PCIe Gen4 x16 link of\n"
+     "Gaudi1/Gaudi2.",
      ucs_offsetof(uct_gaudi_iface_config_t, bandwidth),
      UCS_CONFIG_TYPE_BW},
 
@@ -377,51 +378,19 @@ static int uct_gaudi_iface_perf_is_host_copy(const uct_perf_attr_t *perf_attr)
            (perf_attr->remote_memory_type == UCS_MEMORY_TYPE_HOST);
 }
 
-/* The bandwidth of the queue an operation goes through, where UCP says
- * which operation and, for gaudi_copy, between which memory types; else the
- * slower PCI queue's */
+/* The bandwidth of the engine an operation goes through: the D2D engine's
+ * for gaudi_copy between two Gaudi buffers, where UCP says so; else the PCI
+ * queues' (one figure, see uct_gaudi_iface_set_perf) */
 static double uct_gaudi_iface_perf_bw(const uct_gaudi_iface_t *iface,
                                       const uct_perf_attr_t *perf_attr)
 {
     uint64_t both = UCT_PERF_ATTR_FIELD_LOCAL_MEMORY_TYPE |
                     UCT_PERF_ATTR_FIELD_REMOTE_MEMORY_TYPE;
-    int is_put, src_dev, dst_dev, local_dev, remote_dev;
 
-    if (!(perf_attr->field_mask & UCT_PERF_ATTR_FIELD_OPERATION)) {
-        return iface->config.bandwidth;
-    }
-
-    switch (perf_attr->operation) {
-    case UCT_EP_OP_PUT_SHORT:
-    case UCT_EP_OP_PUT_BCOPY:
-    case UCT_EP_OP_PUT_ZCOPY:
-        is_put = 1;
-        break;
-    case UCT_EP_OP_GET_SHORT:
-    case UCT_EP_OP_GET_BCOPY:
-    case UCT_EP_OP_GET_ZCOPY:
-        is_put = 0;
-        break;
-    default:
-        return iface->config.bandwidth;
-    }
-
-    if (iface->peer_queues) {
-        return iface->config.queue_bw[is_put ? UCT_GAUDI_DMA_D2H :
-                                               UCT_GAUDI_DMA_H2D];
-    } else if ((perf_attr->field_mask & both) != both) {
-        return iface->config.bandwidth;
-    }
-
-    local_dev  = (perf_attr->local_memory_type == UCS_MEMORY_TYPE_GAUDI);
-    remote_dev = (perf_attr->remote_memory_type == UCS_MEMORY_TYPE_GAUDI);
-    src_dev    = is_put ? local_dev : remote_dev;
-    dst_dev    = is_put ? remote_dev : local_dev;
-    if (src_dev && dst_dev) {
-        return iface->config.queue_bw[UCT_GAUDI_DMA_D2D];
-    } else if (src_dev || dst_dev) {
-        return iface->config.queue_bw[dst_dev ? UCT_GAUDI_DMA_H2D :
-                                                UCT_GAUDI_DMA_D2H];
+    if (!iface->peer_queues && ((perf_attr->field_mask & both) == both) &&
+        (perf_attr->local_memory_type == UCS_MEMORY_TYPE_GAUDI) &&
+        (perf_attr->remote_memory_type == UCS_MEMORY_TYPE_GAUDI)) {
+        return iface->config.d2d_bw;
     }
 
     return iface->config.bandwidth;
@@ -588,7 +557,12 @@ static void uct_gaudi_iface_set_config(uct_gaudi_iface_t *iface,
 
 /* LAT and BW: "auto" takes what the device's DMA was measured to do
  * (gaudi_probe.h), where measured; else the constants (and what the user
- * set always wins). Needs the iface's channel and bounce buffer, both idle */
+ * set always wins). Needs the iface's channel and bounce buffer, both idle.
+ * The PCI queues get one figure, the slower one's: the measurement's copy
+ * crosses the link both ways on either queue, so their figures differ by
+ * noise only, and UCP's choice between a put and a get must not flip on
+ * noise (gaudi_ipc's rendezvous, where the receiver's get makes it
+ * one-sided, chose the sender's put when D2H read 1% faster) */
 static void uct_gaudi_iface_set_perf(uct_gaudi_iface_t *iface,
                                      const uct_gaudi_iface_config_t *config,
                                      const uct_gaudi_iface_params_t *params)
@@ -596,7 +570,7 @@ static void uct_gaudi_iface_set_perf(uct_gaudi_iface_t *iface,
     int bw_auto             = UCT_GAUDI_CONFIG_BW_IS_AUTO(config->bandwidth);
     int lat_auto            = (config->latency == UCS_TIME_AUTO);
     uct_gaudi_probe_t probe = {0};
-    unsigned dir;
+    double h2d, d2h;
 
     iface->peer_queues = params->peer_queues;
     if ((bw_auto || lat_auto) && uct_gaudi_lib_config()->perf_probe) {
@@ -606,16 +580,20 @@ static void uct_gaudi_iface_set_perf(uct_gaudi_iface_t *iface,
     iface->config.latency = !lat_auto ? ucs_time_to_sec(config->latency) :
                             (probe.latency > 0) ? probe.latency :
                             params->auto_latency;
-    for (dir = 0; dir < UCT_GAUDI_DMA_DIR_LAST; ++dir) {
-        iface->config.queue_bw[dir] = !bw_auto ? config->bandwidth :
-                                      (probe.bandwidth[dir] > 0) ?
-                                      probe.bandwidth[dir] :
-                                      UCT_GAUDI_IFACE_AUTO_BW;
+    h2d                   = probe.bandwidth[UCT_GAUDI_DMA_H2D];
+    d2h                   = probe.bandwidth[UCT_GAUDI_DMA_D2H];
+    if (!bw_auto) {
+        iface->config.bandwidth = config->bandwidth;
+    } else if ((h2d > 0) || (d2h > 0)) {
+        iface->config.bandwidth = ((h2d > 0) && (d2h > 0)) ?
+                                  ucs_min(h2d, d2h) : ucs_max(h2d, d2h);
+    } else {
+        iface->config.bandwidth = UCT_GAUDI_IFACE_AUTO_BW;
     }
 
-    iface->config.bandwidth = ucs_min(
-            iface->config.queue_bw[UCT_GAUDI_DMA_H2D],
-            iface->config.queue_bw[UCT_GAUDI_DMA_D2H]);
+    /* the D2D engine is not measured (gaudi_probe.h) */
+    iface->config.d2d_bw = bw_auto ? UCT_GAUDI_IFACE_AUTO_BW :
+                           config->bandwidth;
 }
 
 static ucs_mpool_ops_t uct_gaudi_iface_op_mpool_ops = {

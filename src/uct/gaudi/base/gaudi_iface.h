@@ -111,9 +111,9 @@ typedef struct uct_gaudi_iface_params {
     const char *dev_name;     /* the one device it serves */
     const char *knob_prefix;  /* "UCX_GAUDI_COPY_": errors name knobs */
     double     auto_latency;  /* seconds, for LAT=auto if not measured */
-    /* the remote memory is a peer device's, which both PCI queues reach
-     * (gaudi_ipc: a put goes on the D2H queue, a get on the H2D queue);
-     * else the queue follows the memory types (gaudi_copy) */
+    /* the remote memory is a peer device's, reached on the PCI queues
+     * only (gaudi_ipc), never by the D2D engine, whatever the memory types
+     * (gaudi_copy's Gaudi to Gaudi copies use it) */
     int        peer_queues;
     size_t     op_size;       /* size of its operation, >= uct_gaudi_op_t */
     /* a zero-copy operation the DMA queue has no room for waits in the
@@ -156,10 +156,10 @@ typedef struct uct_gaudi_iface {
     UCS_STATS_NODE_DECLARE(stats)
     int                     peer_queues;
     struct {
-        double              bandwidth; /* bytes/second: the slower PCI
-                                          queue's (iface_query) */
-        double              queue_bw[UCT_GAUDI_DMA_DIR_LAST]; /* each
-                                          queue's (estimate_perf) */
+        double              bandwidth; /* bytes/second: the PCI
+                                          queues' */
+        double              d2d_bw;    /* the D2D engine's (gaudi_copy
+                                          between two Gaudi buffers) */
         double              latency;   /* seconds */
         double              overhead;  /* seconds */
         unsigned            max_iov;
