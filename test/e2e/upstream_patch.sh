@@ -35,9 +35,11 @@ make -C "$tmp/ucx/src/ucp" > "$tmp/make.log" 2>&1 ||
 ok "the patch applies to UCX 1.22.0 and libucp builds with it"
 
 export UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_DMA_TIMEOUT=1s
-# fail:cs:1+ is meant for the transfer's first command submission, not for
-# the DMA measurement at the iface's open (docs/design.md, "What UCP is
-# told"), which would fail the device before the transfer begins
+# the constant estimates: the cells reproduce the bugs on the protocols UCX
+# 1.22 chooses with them (bug 2: an 8-byte tag from Gaudi memory by
+# rendezvous, rkey_ptr/mtype); with the measured ones (docs/design.md,
+# "What UCP is told") it sends 8 bytes eagerly, that path is not reached,
+# and a failed copy there meets dt.c's abort instead (checked 2026-12-03)
 export UCX_GAUDI_PERF_PROBE=n
 # cell LIBDIR SIDE OP SIZE: a fault-matrix cell whose SIDE's device fails
 # (fail:cs:1+:EIO); prints its outcome, "hang" or "corruption"

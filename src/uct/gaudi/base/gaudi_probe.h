@@ -45,8 +45,8 @@ typedef struct uct_gaudi_probe {
      * polling sees it done, the smallest of several, on either queue; 0 if
      * not measured */
     double latency;
-    /* bytes/second per queue beyond that latency (from one large and one
-     * 8-byte copy); 0 if not measured (D2D always: the D2D engine reaches
+    /* bytes/second per queue beyond that latency (the fastest of 3 large
+     * copies against the fastest of 8 small ones); 0 if not measured (D2D always: the D2D engine reaches
      * only device memory, which the measurement does not allocate) */
     double bandwidth[UCT_GAUDI_DMA_DIR_LAST];
     double elapsed;   /* seconds the measurement took */

@@ -113,9 +113,9 @@ static ucs_config_field_t uct_gaudi_lib_config_table[] = {
     {"PERF_PROBE", "y",
      "Measure each device's DMA latency and bandwidth once per process, when\n"
      "the first Gaudi interface opens (a few copies within a host buffer,\n"
-     "at most 20 ms), and report them to UCP where a transport's LAT or BW\n"
-     "is \"auto\". n: report the constant estimates instead (no copy at\n"
-     "open; fault-injection tests that count command submissions).",
+     "none started after 20 ms), and report them to UCP where a transport's\n"
+     "LAT or BW is \"auto\". n: report the constant estimates instead (no\n"
+     "copy at open; fault-injection tests that count command submissions).",
      ucs_offsetof(uct_gaudi_lib_config_t, perf_probe), UCS_CONFIG_TYPE_BOOL},
 
     {"EMU_DEVICES", "0",
