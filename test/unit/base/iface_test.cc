@@ -11,7 +11,7 @@
 
 namespace gaudi_drv_test {
 
-void open_copy_iface(copy_iface *c)
+void open_copy_iface(copy_iface *c, ucs_status_t expected)
 {
     uct_component_h *components;
     uct_component_attr_t attr;
@@ -22,6 +22,7 @@ void open_copy_iface(copy_iface *c)
     uct_iface_addr_t *addr;
     uct_device_addr_t *dev_addr;
     uct_iface_attr_t iface_attr;
+    ucs_status_t status;
     unsigned i, num;
 
     ASSERT_EQ(UCS_OK, ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
@@ -54,9 +55,15 @@ void open_copy_iface(copy_iface *c)
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = UCT_GAUDI_COPY_TL_NAME;
     params.mode.device.dev_name = "gaudi0";
-    ASSERT_EQ(UCS_OK, uct_iface_open(c->md, c->worker, &params, iface_config,
-                                     &c->iface));
+    status = uct_iface_open(c->md, c->worker, &params, iface_config,
+                            &c->iface);
     uct_config_release(iface_config);
+    ASSERT_EQ(expected, status);
+    if (status != UCS_OK) {
+        c->iface = NULL;
+        return;
+    }
+
     uct_iface_progress_enable(c->iface,
                               UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
 
@@ -79,8 +86,12 @@ void open_copy_iface(copy_iface *c)
 
 void close_copy_iface(copy_iface *c)
 {
-    uct_ep_destroy(c->ep);
-    uct_iface_close(c->iface);
+    if (c->ep != NULL) {
+        uct_ep_destroy(c->ep);
+    }
+    if (c->iface != NULL) {
+        uct_iface_close(c->iface);
+    }
     uct_md_close(c->md);
     uct_worker_destroy(c->worker);
     ucs_async_context_destroy(c->async);

@@ -33,8 +33,10 @@ struct copy_iface {
 };
 
 
-/* Open it (gtest assertions: check HasFatalFailure() after) */
-void open_copy_iface(copy_iface *c);
+/* Open it (gtest assertions: check HasFatalFailure() after); with
+ * @a expected other than UCS_OK, check that the iface open fails so and
+ * leave no iface */
+void open_copy_iface(copy_iface *c, ucs_status_t expected = UCS_OK);
 
 
 void close_copy_iface(copy_iface *c);

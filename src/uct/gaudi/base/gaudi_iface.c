@@ -47,9 +47,9 @@ ucs_config_field_t uct_gaudi_iface_config_table[] = {
     {"BW", "auto",
      "Effective DMA bandwidth of the transport. \"auto\" takes what the\n"
      "device's DMA was measured to do on its PCI queues when the first\n"
-     "interface opened (UCX_GAUDI_PERF_PROBE); unmeasured (device to\n"
-     "device, or the probe off), 24GBs, the PCIe Gen4 x16 link of\n"
-     "Gaudi1/Gaudi2.",
+     "interface opened (UCX_GAUDI_PERF_PROBE); unmeasured, 24GBs, the\n"
+     "PCIe Gen4 x16 link of Gaudi1/Gaudi2. Device to device (never\n"
+     "measured): 24GBs or the measured figure, the larger.",
      ucs_offsetof(uct_gaudi_iface_config_t, bandwidth),
      UCS_CONFIG_TYPE_BW},
 
@@ -380,7 +380,7 @@ static int uct_gaudi_iface_perf_is_host_copy(const uct_perf_attr_t *perf_attr)
 
 /* The bandwidth of the engine an operation goes through: the D2D engine's
  * for gaudi_copy between two Gaudi buffers, where UCP says so; else the PCI
- * queues' (one figure, see uct_gaudi_iface_set_perf) */
+ * queues' (one figure, see gaudi_probe.h) */
 static double uct_gaudi_iface_perf_bw(const uct_gaudi_iface_t *iface,
                                       const uct_perf_attr_t *perf_attr)
 {
@@ -558,42 +558,46 @@ static void uct_gaudi_iface_set_config(uct_gaudi_iface_t *iface,
 /* LAT and BW: "auto" takes what the device's DMA was measured to do
  * (gaudi_probe.h), where measured; else the constants (and what the user
  * set always wins). Needs the iface's channel and bounce buffer, both idle.
- * The PCI queues get one figure, the slower one's: the measurement's copy
- * crosses the link both ways on either queue, so their figures differ by
- * noise only, and UCP's choice between a put and a get must not flip on
- * noise (gaudi_ipc's rendezvous, where the receiver's get makes it
- * one-sided, chose the sender's put when D2H read 1% faster) */
-static void uct_gaudi_iface_set_perf(uct_gaudi_iface_t *iface,
-                                     const uct_gaudi_iface_config_t *config,
-                                     const uct_gaudi_iface_params_t *params)
+ * Fails only when a copy of the measurement failed the device: an
+ * interface on it would fail every transfer */
+static ucs_status_t
+uct_gaudi_iface_set_perf(uct_gaudi_iface_t *iface,
+                         const uct_gaudi_iface_config_t *config,
+                         const uct_gaudi_iface_params_t *params)
 {
     int bw_auto             = UCT_GAUDI_CONFIG_BW_IS_AUTO(config->bandwidth);
     int lat_auto            = (config->latency == UCS_TIME_AUTO);
     uct_gaudi_probe_t probe = {0};
-    double h2d, d2h;
+    ucs_status_t status;
 
     iface->peer_queues = params->peer_queues;
     if ((bw_auto || lat_auto) && uct_gaudi_lib_config()->perf_probe) {
-        uct_gaudi_probe_get(&iface->chan, &iface->bounce, &probe);
+        status = uct_gaudi_probe_get(&iface->chan, &iface->bounce, &probe);
+        if (status != UCS_OK) {
+            status = uct_gaudi_dma_chan_check(&iface->chan);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
     }
 
     iface->config.latency = !lat_auto ? ucs_time_to_sec(config->latency) :
                             (probe.latency > 0) ? probe.latency :
                             params->auto_latency;
-    h2d                   = probe.bandwidth[UCT_GAUDI_DMA_H2D];
-    d2h                   = probe.bandwidth[UCT_GAUDI_DMA_D2H];
     if (!bw_auto) {
         iface->config.bandwidth = config->bandwidth;
-    } else if ((h2d > 0) || (d2h > 0)) {
-        iface->config.bandwidth = ((h2d > 0) && (d2h > 0)) ?
-                                  ucs_min(h2d, d2h) : ucs_max(h2d, d2h);
+        iface->config.d2d_bw    = config->bandwidth;
     } else {
-        iface->config.bandwidth = UCT_GAUDI_IFACE_AUTO_BW;
+        iface->config.bandwidth = (probe.bandwidth > 0) ? probe.bandwidth :
+                                  UCT_GAUDI_IFACE_AUTO_BW;
+        /* the D2D engine is not measured (gaudi_probe.h); it reads and
+         * writes the HBM, and UCP must not be told that on-device copies
+         * are slower than ones across the link */
+        iface->config.d2d_bw    = ucs_max(UCT_GAUDI_IFACE_AUTO_BW,
+                                          iface->config.bandwidth);
     }
 
-    /* the D2D engine is not measured (gaudi_probe.h) */
-    iface->config.d2d_bw = bw_auto ? UCT_GAUDI_IFACE_AUTO_BW :
-                           config->bandwidth;
+    return UCS_OK;
 }
 
 static ucs_mpool_ops_t uct_gaudi_iface_op_mpool_ops = {
@@ -603,6 +607,26 @@ static ucs_mpool_ops_t uct_gaudi_iface_op_mpool_ops = {
     .obj_cleanup   = NULL,
     .obj_str       = NULL
 };
+
+/* The operations' descriptors: an op that may wait in the backlog keeps
+ * its copies after the transport's part of it */
+static ucs_status_t
+uct_gaudi_iface_op_mpool_init(uct_gaudi_iface_t *iface,
+                              const uct_gaudi_iface_params_t *params)
+{
+    iface->queue_when_full = params->queue_when_full;
+    iface->op_xfers_offset = ucs_align_up(params->op_size,
+                                          UCS_SYS_CACHE_LINE_SIZE);
+    return uct_gaudi_mpool_init(&iface->op_mp,
+                                iface->queue_when_full ?
+                                (iface->op_xfers_offset +
+                                 (iface->config.max_iov *
+                                  sizeof(uct_gaudi_dma_xfer_t))) :
+                                params->op_size,
+                                UCS_SYS_CACHE_LINE_SIZE, 128, UINT_MAX,
+                                &uct_gaudi_iface_op_mpool_ops,
+                                params->tl_name);
+}
 
 UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
                     uct_gaudi_iface_ops_t *ops, uct_md_h md,
@@ -652,22 +676,12 @@ UCS_CLASS_INIT_FUNC(uct_gaudi_iface_t, uct_iface_ops_t *tl_ops,
         goto err_bounce;
     }
 
-    uct_gaudi_iface_set_perf(self, config, gaudi_params);
+    status = uct_gaudi_iface_set_perf(self, config, gaudi_params);
+    if (status != UCS_OK) {
+        goto err_chan;
+    }
 
-    /* an op that may wait in the backlog keeps its copies after the
-     * transport's part of it */
-    self->queue_when_full = gaudi_params->queue_when_full;
-    self->op_xfers_offset = ucs_align_up(gaudi_params->op_size,
-                                         UCS_SYS_CACHE_LINE_SIZE);
-    status = uct_gaudi_mpool_init(&self->op_mp,
-                                  self->queue_when_full ?
-                                  (self->op_xfers_offset +
-                                   (self->config.max_iov *
-                                    sizeof(uct_gaudi_dma_xfer_t))) :
-                                  gaudi_params->op_size,
-                                  UCS_SYS_CACHE_LINE_SIZE, 128, UINT_MAX,
-                                  &uct_gaudi_iface_op_mpool_ops,
-                                  gaudi_params->tl_name);
+    status = uct_gaudi_iface_op_mpool_init(self, gaudi_params);
     if (status != UCS_OK) {
         goto err_chan;
     }

@@ -35,9 +35,11 @@ BEGIN_C_DECLS
  * is waited for, bounded by the DMA timeout) */
 #define UCT_GAUDI_PROBE_BUDGET      0.02
 
-/* Smallest copy the bandwidth is measured with: below it the latency
- * dominates and the figure says little */
+/* Sizes the bandwidth is measured with: below the smallest the latency
+ * dominates and the figure says little; the largest bounds what a large
+ * UCX_GAUDI_*_BOUNCE_SIZE makes the open copy */
 #define UCT_GAUDI_PROBE_MIN_SIZE    (64 * 1024)
+#define UCT_GAUDI_PROBE_MAX_SIZE    (1024 * 1024)
 
 
 typedef struct uct_gaudi_probe {
@@ -45,24 +47,32 @@ typedef struct uct_gaudi_probe {
      * polling sees it done, the smallest of several, on either queue; 0 if
      * not measured */
     double latency;
-    /* bytes/second per queue beyond that latency (the fastest of 3 large
-     * copies against the fastest of 8 small ones); 0 if not measured (D2D always: the D2D engine reaches
-     * only device memory, which the measurement does not allocate) */
-    double bandwidth[UCT_GAUDI_DMA_DIR_LAST];
-    double elapsed;   /* seconds the measurement took */
+    /* bytes/second beyond that latency (the fastest of 3 large copies
+     * against the fastest of 8 small ones) of the PCI queues, one figure
+     * for both, the slower queue's: the copy crosses the link both ways on
+     * either queue, so the two differ by noise only, and UCP's choice
+     * between a put and a get must not flip on noise (gaudi_ipc's
+     * rendezvous, one-sided by the receiver's get, chose the sender's put
+     * when D2H read 1% faster). 0 if not measured. The D2D engine is never
+     * measured: it reaches only device memory, which is not allocated. */
+    double bandwidth;
 } uct_gaudi_probe_t;
 
 
 /**
  * The measurement of @a chan's device: made now on @a chan through
  * @a bounce (both idle, owned by the interface being opened) if this process
- * has none for the device yet, else the one made before. A failed copy, or
- * the budget, ends it (a failed device: what the interface does next says
- * so); what was measured until then is kept, and the rest is 0.
+ * has none for the device yet, else the one made before. A figure outside
+ * what the LAT and BW knobs accept is left unmeasured (0).
+ *
+ * @return UCS_OK, or the status of the copy that failed and ended the
+ *         measurement: then what was measured before it is in @a probe,
+ *         nothing is kept, and the next interface measures again; whether
+ *         the device failed is the caller's to check.
  */
-void uct_gaudi_probe_get(uct_gaudi_dma_chan_t *chan,
-                         const uct_gaudi_bounce_t *bounce,
-                         uct_gaudi_probe_t *probe);
+ucs_status_t uct_gaudi_probe_get(uct_gaudi_dma_chan_t *chan,
+                                 const uct_gaudi_bounce_t *bounce,
+                                 uct_gaudi_probe_t *probe);
 
 END_C_DECLS
 

@@ -209,6 +209,11 @@ static ucs_status_t uct_gaudi_dma_check(uct_gaudi_dev_t *dev)
     return uct_gaudi_health_check(dev);
 }
 
+ucs_status_t uct_gaudi_dma_chan_check(const uct_gaudi_dma_chan_t *chan)
+{
+    return uct_gaudi_dma_check(chan->dev);
+}
+
 ucs_status_t uct_gaudi_dma_chan_init(uct_gaudi_dev_t *dev,
                                      unsigned max_inflight, unsigned max_batch,
                                      uct_gaudi_dma_chan_t *chan)

@@ -181,6 +181,14 @@ void uct_gaudi_dma_chan_cleanup(uct_gaudi_dma_chan_t *chan);
 
 
 /**
+ * Whether @a chan's device still runs DMA: UCS_OK, or what
+ * uct_gaudi_dma_chan_init() would now refuse it with (the device failed:
+ * "device gaudiN failed: <reason>" is logged).
+ */
+ucs_status_t uct_gaudi_dma_chan_check(const uct_gaudi_dma_chan_t *chan);
+
+
+/**
  * Submit @a count copies as one command submission. Copies longer than one
  * packet's limit are split. @a comp (may be NULL) is invoked once with the
  * submission's status from uct_gaudi_dma_chan_progress().
