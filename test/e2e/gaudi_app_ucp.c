@@ -1272,7 +1272,10 @@ static void pair_report(side_report_t *rep, const gaudi_emu_stats_t *base,
     rep->fds_base = fds_base;
     rep->fds_end  = fd_end(fds_base);
     rep->ok       = stats_same(base, &end, rep->reason, sizeof(rep->reason));
-    if (rep->ok && (rep->fds_base != rep->fds_end)) {
+    /* more fds is a leak; fewer is a connection of the warm-up that the
+     * peer's or our fd server had not closed yet when the baseline was
+     * read (seen once in 4 runs: a socket open at the baseline only) */
+    if (rep->ok && (rep->fds_end > rep->fds_base)) {
         rep->ok = 0;
         snprintf(rep->reason, sizeof(rep->reason), "%d fds at the end, %d "
                  "before", rep->fds_end, rep->fds_base);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -250,6 +251,59 @@ TEST(drv_share, import_probe_is_quiet) {
 
             ASSERT_TRUE(emu_stats(&stats));
             EXPECT_EQ(0u, stats.kernel_log_errors) << abi;
+        });
+    }
+}
+
+static void noop_free_cb(void *arg, uint64_t dva, size_t length)
+{
+}
+
+/* The release of an adopted device (the runtime's fd, which stays open
+ * after it) with a freed chunk a peer still holds: closing the fd would
+ * drop it, keeping the fd open leaves it allocated in the application's
+ * context. The release waits for the importer as long as the free
+ * callback's owner gave it (here 5 s: it lets go after 0.2 s), and says so
+ * when it never does (0.2 s). Before, the chunk was forgotten at once. */
+TEST(drv_share, adopted_release_waits_for_importer) {
+    static const struct {
+        double   timeout;     /* the free callback's owner's */
+        unsigned held_ms;     /* the importer lets go after it */
+        unsigned dram_maps;   /* left in the application's context */
+    } cases[] = {{5.0, 200, 0}, {0.2, 2000, 1}};
+
+    for (const auto &test : cases) {
+        emu_node(1).run([&test]() {
+            gaudi_emu_stats_t stats;
+            uct_gaudi_export_t exp;
+            uct_gaudi_dev_t *dev;
+            uct_gaudi_mem_t mem;
+            log_capture log;
+            int app_fd;
+
+            dev = acquire_adopted(0, &app_fd);
+            ASSERT_TRUE(dev != NULL);
+            uct_gaudi_mem_set_free_cb(dev, noop_free_cb, NULL, test.timeout);
+            ASSERT_EQ(UCS_OK, uct_gaudi_mem_alloc(dev, MB, &mem));
+            ASSERT_EQ(UCS_OK, uct_gaudi_share_export(dev, mem.dva, MB, &exp));
+            EXPECT_EQ(UCS_OK, uct_gaudi_mem_free(dev, &mem));
+            EXPECT_EQ(1u, dev->mem->num_deferred);
+            uct_gaudi_mem_set_free_cb(dev, NULL, NULL, 0); /* MD closed */
+
+            /* the exporter's DMA-BUF fd stands for the importer */
+            std::thread importer([&]() {
+                usleep(test.held_ms * 1000);
+                close(exp.fd);
+            });
+            uct_gaudi_own_release(dev);
+            importer.join();
+
+            ASSERT_TRUE(emu_stats(&stats));
+            EXPECT_EQ(test.dram_maps, stats.dram_maps) << test.timeout;
+            EXPECT_EQ(test.dram_maps,
+                      log.count("stay allocated in the application's "
+                                "context"));
+            close(app_fd);
         });
     }
 }

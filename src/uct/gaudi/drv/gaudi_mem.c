@@ -19,8 +19,10 @@
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/memory/memtype_cache.h>
 #include <ucs/sys/math.h>
+#include <ucs/time/time.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /* Chunk rounding when the driver states no default ALLOC page */
@@ -123,6 +125,7 @@ ucs_status_t uct_gaudi_mem_init(uct_gaudi_dev_t *dev)
     ctx->free_cb       = NULL;
     ctx->free_arg      = NULL;
     ctx->free_timeout  = 0;
+    ctx->defer_timeout = 0;
     ctx->free_cb_users = 0;
     pthread_cond_init(&ctx->free_cb_idle, NULL);
     ucs_list_head_init(&ctx->chunks);
@@ -663,6 +666,9 @@ void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
     dev->mem->free_cb      = cb;
     dev->mem->free_arg     = arg;
     dev->mem->free_timeout = timeout;
+    if (cb != NULL) {
+        dev->mem->defer_timeout = ucs_max(dev->mem->defer_timeout, timeout);
+    }
     pthread_mutex_unlock(&dev->mem->lock);
 }
 
@@ -1129,6 +1135,26 @@ static void uct_gaudi_mem_purge_cb(const ucs_pgtable_t *pgtable,
     ucs_free(region);
 }
 
+/* The deferred chunks left at the release of @a dev, once their importers
+ * had their time. An adopted fd stays open after the release (it is the
+ * application's): closing it does not drop them, they would stay allocated
+ * in the application's context. Their importers were told to let go when
+ * they were freed; they get as long as the free callback's owner gave them
+ * (UCX_GAUDI_IPC_TIMEOUT) */
+static unsigned uct_gaudi_mem_deferred_at_release(uct_gaudi_dev_t *dev)
+{
+    ucs_time_t deadline = ucs_get_time() +
+                          ucs_time_from_sec(dev->mem->defer_timeout);
+    unsigned remaining;
+
+    while (((remaining = uct_gaudi_mem_retry_deferred(dev)) > 0) &&
+           dev->adopted && (ucs_get_time() < deadline)) {
+        usleep(1000);
+    }
+
+    return remaining;
+}
+
 void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev)
 {
     uct_gaudi_mem_ctx_t *ctx = dev->mem;
@@ -1141,14 +1167,22 @@ void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev)
     }
     ctx->num_chunks = 0;
 
-    if (uct_gaudi_mem_retry_deferred(dev) > 0) {
-        /* closing the device drops them with everything else */
-        ucs_debug("%s: %u freed chunks still imported by peers at close",
-                  dev->name, ctx->num_deferred);
+    if (uct_gaudi_mem_deferred_at_release(dev) > 0) {
+        /* closing the device drops them with everything else; an adopted
+         * one stays open */
         ucs_list_for_each_safe(chunk, tmp, &ctx->deferred, list) {
+            if (dev->adopted) {
+                ucs_warn("%s: %zu bytes of device memory at 0x%" PRIx64
+                         " that UCX freed stay allocated in the "
+                         "application's context until it closes its device "
+                         "fd: a peer still imports them", dev->name,
+                         chunk->length, chunk->dva);
+            }
             ucs_list_del(&chunk->list);
             uct_gaudi_chunk_destroy(chunk);
         }
+        ucs_debug("%s: %u freed chunks still imported by peers at close",
+                  dev->name, ctx->num_deferred);
         ctx->num_deferred = 0;
     }
     ucs_pgtable_cleanup(&ctx->allocs);

@@ -81,6 +81,10 @@ typedef struct uct_gaudi_mem_ctx {
     double                   free_timeout; /* how long the free callback's
                                               owner gives importers to let
                                               go (seconds) */
+    double                   defer_timeout; /* the longest free_timeout
+                                               set: what an adopted
+                                               device's release waits for
+                                               deferred chunks (seconds) */
     unsigned                 free_cb_users; /* calls of free_cb running:
                                                its owner may not go */
     pthread_cond_t           free_cb_idle;  /* free_cb_users dropped to 0 */
