@@ -221,8 +221,9 @@ TEST(gaudi_iface_perf, lat_set_bw_measured) {
 }
 
 /* The copy size of the measurement's debug line ("(N-byte copies)"), 0
- * none was logged */
+ * none was logged; and how many such lines were */
 static size_t measured_size;
+static unsigned measured_count;
 
 static ucs_log_func_rc_t
 measured_size_log(const char *file, unsigned line, const char *function,
@@ -243,6 +244,7 @@ measured_size_log(const char *file, unsigned line, const char *function,
             --size;
         }
         measured_size = strtoul(size, NULL, 10);
+        __atomic_add_fetch(&measured_count, 1, __ATOMIC_RELAXED);
     }
 
     /* the debug lines this test enables are not the run's output */
@@ -280,18 +282,20 @@ TEST(gaudi_iface_perf, copy_size_bounded) {
     }
 }
 
-/* A copy of the measurement that fails the device (it times out) fails the
- * iface's open: an iface on that device would fail every transfer */
+/* A copy of the measurement that fails the device (it times out, or the
+ * driver aborts it) fails the iface's open: an iface on that device would
+ * fail every transfer */
 TEST(gaudi_iface_perf, failed_device_fails_open) {
-    emu_node node(1);
+    for (const char *fault : {"cs_timeout:1", "cs_abort:1"}) {
+        emu_node node(1);
 
-    profile(node, "2us").env("UCX_GAUDI_EMU_FAULTS", "cs_timeout:1")
-                        .run([]() {
-        copy_iface c;
+        profile(node, "2us").env("UCX_GAUDI_EMU_FAULTS", fault).run([]() {
+            copy_iface c;
 
-        ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c, UCS_ERR_IO_ERROR));
-        close_copy_iface(&c);
-    });
+            ASSERT_NO_FATAL_FAILURE(open_copy_iface(&c, UCS_ERR_IO_ERROR));
+            close_copy_iface(&c);
+        });
+    }
 }
 
 /* The driver's queue refuses the measurement's first copy ("queue full",
@@ -329,12 +333,19 @@ TEST(gaudi_iface_perf, concurrent_opens) {
     emu_node node(1);
 
     profile(node, "2us").run([]() {
+        ucs_log_level_t level = ucs_global_opts.log_component.log_level;
         copy_iface c[2];
-        std::thread other([&c]() { open_copy_iface(&c[1]); });
 
+        /* UCS read UCX_LOG_LEVEL before the fork */
+        ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_DEBUG;
+        ucs_log_push_handler(measured_size_log);
+        std::thread other([&c]() { open_copy_iface(&c[1]); });
         open_copy_iface(&c[0]);
         other.join();
+        ucs_log_pop_handler();
+        ucs_global_opts.log_component.log_level = level;
         ASSERT_FALSE(::testing::Test::HasFatalFailure());
+        EXPECT_EQ(1u, measured_count);
         EXPECT_EQ(query(c[0]).latency.c, query(c[1]).latency.c);
         EXPECT_EQ(query(c[0]).bandwidth.shared, query(c[1]).bandwidth.shared);
         close_copy_iface(&c[1]);

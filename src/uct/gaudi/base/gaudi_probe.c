@@ -164,7 +164,7 @@ static ucs_status_t uct_gaudi_probe_measure(uct_gaudi_dma_chan_t *chan,
                                      UCT_GAUDI_PROBE_LAT_SAMPLES, deadline,
                                      &lat);
         if ((status != UCS_OK) || (lat == 0)) {
-            break;
+            break; /* a copy failed, or the budget ran out before one */
         }
 
         if (lat <= UCT_GAUDI_PROBE_MAX_LAT) {
@@ -178,7 +178,7 @@ static ucs_status_t uct_gaudi_probe_measure(uct_gaudi_dma_chan_t *chan,
         status = uct_gaudi_probe_min(chan, bounce, dirs[i], size,
                                      UCT_GAUDI_PROBE_BW_SAMPLES, deadline,
                                      &big);
-        if (status != UCS_OK) {
+        if ((status != UCS_OK) || (big == 0)) {
             break;
         }
 
@@ -189,14 +189,19 @@ static ucs_status_t uct_gaudi_probe_measure(uct_gaudi_dma_chan_t *chan,
     }
 
     if (i < ucs_static_array_size(dirs)) {
+        /* cut short: a stalled machine must not pin the constants for the
+         * process's life, so the caller keeps none of it */
         probe->bandwidth = 0;
+        status           = (status == UCS_OK) ? UCS_ERR_TIMED_OUT : status;
     }
 
     ucs_debug("%s: DMA measured in %.3f ms (%zu-byte copies): latency "
               "%.2f us, PCI bandwidth %.0f MB/s%s", chan->dev->name,
               ucs_time_to_sec(ucs_get_time() - start) * 1e3, size,
               probe->latency * 1e6, probe->bandwidth / UCS_MBYTE,
-              (status == UCS_OK) ? "" : " (a copy failed)");
+              (status == UCS_OK) ? "" :
+              (status == UCS_ERR_TIMED_OUT) ? " (cut short by its budget)" :
+                                              " (a copy failed)");
     return status;
 }
 
@@ -239,8 +244,9 @@ static void uct_gaudi_probe_atfork_child(void)
         }
     }
 
+    /* the prepare handler's lock, held by this (the only) thread */
     pthread_cond_init(&uct_gaudi_probe_cache.done, NULL);
-    pthread_mutex_init(&uct_gaudi_probe_cache.lock, NULL);
+    pthread_mutex_unlock(&uct_gaudi_probe_cache.lock);
 }
 
 static void uct_gaudi_probe_atfork_register(void)
@@ -284,8 +290,8 @@ ucs_status_t uct_gaudi_probe_get(uct_gaudi_dma_chan_t *chan,
 
     status = uct_gaudi_probe_measure(chan, bounce, probe);
 
-    /* only a measurement no copy failed in is kept: a failed one says
-     * nothing of the device after its reset */
+    /* only a whole measurement is kept: a failed copy says nothing of the
+     * device after its reset, a stall nothing of the device at all */
     pthread_mutex_lock(&uct_gaudi_probe_cache.lock);
     uct_gaudi_probe_cache.entry[i].probe = *probe;
     uct_gaudi_probe_cache.entry[i].state = (status == UCS_OK) ?

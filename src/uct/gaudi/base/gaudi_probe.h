@@ -65,10 +65,11 @@ typedef struct uct_gaudi_probe {
  * has none for the device yet, else the one made before. A figure outside
  * what the LAT and BW knobs accept is left unmeasured (0).
  *
- * @return UCS_OK, or the status of the copy that failed and ended the
- *         measurement: then what was measured before it is in @a probe,
- *         nothing is kept, and the next interface measures again; whether
- *         the device failed is the caller's to check.
+ * @return UCS_OK; UCS_ERR_TIMED_OUT if the budget cut it short; or the
+ *         status of the copy that failed and ended it. If not UCS_OK, what
+ *         was measured until then is in @a probe, nothing is kept, and the
+ *         next interface measures again; whether the device failed is the
+ *         caller's to check.
  */
 ucs_status_t uct_gaudi_probe_get(uct_gaudi_dma_chan_t *chan,
                                  const uct_gaudi_bounce_t *bounce,

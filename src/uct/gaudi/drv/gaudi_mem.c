@@ -1135,20 +1135,17 @@ static void uct_gaudi_mem_purge_cb(const ucs_pgtable_t *pgtable,
     ucs_free(region);
 }
 
-/* The deferred chunks left at the release of @a dev, once their importers
- * had their time. An adopted fd stays open after the release (it is the
- * application's): closing it does not drop them, they would stay allocated
- * in the application's context. Their importers were told to let go when
- * they were freed; they get as long as the free callback's owner gave them
- * (UCX_GAUDI_IPC_TIMEOUT) */
-static unsigned uct_gaudi_mem_deferred_at_release(uct_gaudi_dev_t *dev)
+unsigned uct_gaudi_mem_wait_deferred(uct_gaudi_dev_t *dev)
 {
-    ucs_time_t deadline = ucs_get_time() +
-                          ucs_time_from_sec(dev->mem->defer_timeout);
+    ucs_time_t deadline;
     unsigned remaining;
 
+    pthread_mutex_lock(&dev->mem->lock);
+    deadline = ucs_get_time() + ucs_time_from_sec(dev->mem->defer_timeout);
+    pthread_mutex_unlock(&dev->mem->lock);
+
     while (((remaining = uct_gaudi_mem_retry_deferred(dev)) > 0) &&
-           dev->adopted && (ucs_get_time() < deadline)) {
+           (ucs_get_time() < deadline)) {
         usleep(1000);
     }
 
@@ -1167,7 +1164,7 @@ void uct_gaudi_mem_cleanup(uct_gaudi_dev_t *dev)
     }
     ctx->num_chunks = 0;
 
-    if (uct_gaudi_mem_deferred_at_release(dev) > 0) {
+    if (uct_gaudi_mem_retry_deferred(dev) > 0) {
         /* closing the device drops them with everything else; an adopted
          * one stays open */
         ucs_list_for_each_safe(chunk, tmp, &ctx->deferred, list) {

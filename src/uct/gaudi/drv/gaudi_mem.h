@@ -127,6 +127,16 @@ void uct_gaudi_mem_set_free_cb(uct_gaudi_dev_t *dev,
                                double timeout);
 
 
+/**
+ * Retry the deferred releases of @a dev until none is left or the longest
+ * timeout a free callback's owner ever set has passed (its importers were
+ * told to let go when the memory was freed): the number left. For the last
+ * release of an adopted device, whose fd stays open (the application's), so
+ * that closing it does not drop them. Takes only the memory lock.
+ */
+unsigned uct_gaudi_mem_wait_deferred(uct_gaudi_dev_t *dev);
+
+
 /* The timeout of the free callback (0 without one) */
 double uct_gaudi_mem_free_timeout(uct_gaudi_dev_t *dev);
 

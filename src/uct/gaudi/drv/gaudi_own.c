@@ -591,6 +591,16 @@ out:
 
 void uct_gaudi_own_release(uct_gaudi_dev_t *dev)
 {
+    /* the last release of an adopted device: chunks that importers still
+     * hold would stay allocated in the application's context (gaudi_mem.h);
+     * they get their time here, without the ownership lock, which every
+     * acquire and the hooked application's requests take. (A release that
+     * turns out not to be the last only waited in vain.) */
+    if (dev->adopted &&
+        (__atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) == 1)) {
+        uct_gaudi_mem_wait_deferred(dev);
+    }
+
     pthread_mutex_lock(&uct_gaudi_own.lock);
     ucs_assert(dev->refcount > 0);
     if (--dev->refcount > 0) {
