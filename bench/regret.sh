@@ -209,8 +209,8 @@ run() {
     mapfile -t -O ${#envs[@]} envs < <(profile_env "$profile")
     envs+=("${assigns[@]}")
     runs=$((runs + 1))
-    port=$((20000 + RANDOM % 20000))
-    while listening "$port"; do port=$((20000 + RANDOM % 20000)); done
+    port=$((20000 + RANDOM % 12000))
+    while listening "$port"; do port=$((20000 + RANDOM % 12000)); done
     args=(-t "$test" -m "$mem" -s "$size" -n "$iters"
           -w $(( iters / 10 > 1000 ? 1000 : iters / 10 > 2 ? iters / 10 : 2 ))
           -p "$port")

@@ -86,7 +86,7 @@ perftest() {
 # "Final:" row as "avg_latency_usec bandwidth_MBps" (overall columns)
 perftest2() {
     local envs=(UCX_GAUDI_EMU_DEVICES=2 UCX_GAUDI_EMU_STATE_DIR="$work/emu2")
-    local port=$((20000 + RANDOM % 20000)) srv
+    local port=$((20000 + RANDOM % 12000)) srv
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     env "${envs[@]}" timeout 300 "$perftest" "$@" -p "$port" \

@@ -75,7 +75,7 @@ listening() {  # PORT: something listens on TCP PORT (waits up to 10 s)
 }
 perftest2() {  # TLS ARGS...: "avg_latency_usec bandwidth_MBps" of the client's Final
                # row (its "overall" columns: "average" is the last interval's)
-    local tls=$1 port=$((20000 + RANDOM % 20000)) srv
+    local tls=$1 port=$((20000 + RANDOM % 12000)) srv
     shift
     UCX_TLS=$tls timeout 120 "$PREFIX/bin/ucx_perftest" "$@" -p "$port" \
         > "$ipc_out/server" 2>&1 & srv=$!

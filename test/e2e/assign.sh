@@ -165,7 +165,7 @@ ok "ucx_info -d: $(echo "$out" | grep -A3 "Transport: $GAUDI_COPY_TL" |
                    grep 'System device' | sed 's/^# *//')"
 
 # 7. gaudi_ipc between two processes assigned by their local ranks
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 ipc=(-t 120 -p "$port" -o tag,put,get -s 65536,4194304)
 OMPI_COMM_WORLD_LOCAL_RANK=0 timeout 150 "$IPC_UCP" "${ipc[@]}" server \
     > "$dir/ipc.server" 2>&1 & srv=$!

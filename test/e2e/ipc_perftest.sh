@@ -35,7 +35,7 @@ pair() {
     shift
     # (a random port another process holds: the next one, twice)
     for try in 1 2 3; do
-        port=$((20000 + RANDOM % 20000))
+        port=$((20000 + RANDOM % 12000))
         env "${envs[@]}" timeout 120 "$perftest" "$@" -p "$port" \
             > "$dir/$name.server" 2>&1 & srv=$!
         wait_listen "$port" && break

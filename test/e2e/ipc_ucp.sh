@@ -46,7 +46,9 @@ run_pair() {
     shift 2
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    port=$((20000 + RANDOM % 20000))
+    # below Linux's ephemeral ports (32768 and up), which any process's
+    # outgoing connection may hold (seen: the server's bind, EADDRINUSE)
+    port=$((20000 + RANDOM % 12000))
     rm -rf "$dir/emu"; mkdir "$dir/emu"
     env "${envs[@]}" UCX_GAUDI_EMU_STATE_DIR="$dir/emu" UCX_LOG_LEVEL=info \
         timeout 200 "$IPC_UCP" -t 180 -p "$port" "$@" server \
@@ -162,7 +164,7 @@ ok "wakeup: tag, AM, put and get of 4 and 16 MiB over gaudi_ipc completed" \
    "server $s times): the event fds woke them"
 
 # control: the one-sided check fails when UCP stages (no import)
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 rm -rf "$dir/emu"; mkdir "$dir/emu"
 ctl=(-t 60 -p "$port" -P -1 -o "tag,put" -s 65536)
 UCX_GAUDI_EMU_OOT_IMPORT=n UCX_GAUDI_EMU_STATE_DIR="$dir/emu" \

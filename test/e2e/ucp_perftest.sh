@@ -7,7 +7,7 @@
 export UCX_GAUDI_EMU_DEVICES=2 UCX_TLS=$GAUDI_COPY_TL,posix,cma,self
 perftest="$PREFIX/bin/ucx_perftest"
 dir=$(mktemp -d)
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 
 for test in tag_bw ucp_am_bw ucp_put_bw ucp_get; do
     for size in 8 65536 4194304; do
