@@ -20,6 +20,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 extern "C" {
@@ -252,6 +253,19 @@ measured_size_log(const char *file, unsigned line, const char *function,
                                           UCS_LOG_FUNC_RC_CONTINUE;
 }
 
+/* @a fn with the measurement's debug line caught by measured_size_log
+ * (UCS read UCX_LOG_LEVEL before the fork: the level is set here) */
+static void with_measurement_log(const std::function<void()> &fn)
+{
+    ucs_log_level_t level = ucs_global_opts.log_component.log_level;
+
+    ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_DEBUG;
+    ucs_log_push_handler(measured_size_log);
+    fn();
+    ucs_log_pop_handler();
+    ucs_global_opts.log_component.log_level = level;
+}
+
 /* A large bounce buffer does not make the open copy it: the bandwidth is
  * measured with 1 MiB copies at most (half the buffer below that) */
 TEST(gaudi_iface_perf, copy_size_bounded) {
@@ -265,15 +279,9 @@ TEST(gaudi_iface_perf, copy_size_bounded) {
 
         profile(node, "2us").env("UCX_GAUDI_COPY_BOUNCE_SIZE",
                                  test.bounce_size).run([&test]() {
-            ucs_log_level_t level = ucs_global_opts.log_component.log_level;
             copy_iface c;
 
-            /* UCS read UCX_LOG_LEVEL before the fork */
-            ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_DEBUG;
-            ucs_log_push_handler(measured_size_log);
-            open_copy_iface(&c);
-            ucs_log_pop_handler();
-            ucs_global_opts.log_component.log_level = level;
+            with_measurement_log([&c]() { open_copy_iface(&c); });
             ASSERT_FALSE(::testing::Test::HasFatalFailure());
             EXPECT_EQ(test.copy_size, measured_size) << test.bounce_size;
             EXPECT_NE(auto_bw, query(c).bandwidth.shared);
@@ -333,17 +341,13 @@ TEST(gaudi_iface_perf, concurrent_opens) {
     emu_node node(1);
 
     profile(node, "2us").run([]() {
-        ucs_log_level_t level = ucs_global_opts.log_component.log_level;
         copy_iface c[2];
 
-        /* UCS read UCX_LOG_LEVEL before the fork */
-        ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_DEBUG;
-        ucs_log_push_handler(measured_size_log);
-        std::thread other([&c]() { open_copy_iface(&c[1]); });
-        open_copy_iface(&c[0]);
-        other.join();
-        ucs_log_pop_handler();
-        ucs_global_opts.log_component.log_level = level;
+        with_measurement_log([&c]() {
+            std::thread other([&c]() { open_copy_iface(&c[1]); });
+            open_copy_iface(&c[0]);
+            other.join();
+        });
         ASSERT_FALSE(::testing::Test::HasFatalFailure());
         EXPECT_EQ(1u, measured_count);
         EXPECT_EQ(query(c[0]).latency.c, query(c[1]).latency.c);
